@@ -1,0 +1,1 @@
+"""The shell: parsing, rendering, locales, Slack listeners, CLI, scheduler."""

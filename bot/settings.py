@@ -1,0 +1,127 @@
+"""Settings read from the environment once, validated, with a message naming what is wrong."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+DEFAULT_SLACK_API_URL = "https://slack.com/api/"
+SUPPORTED_DB_SCHEMES = ("sqlite", "postgresql", "postgresql+psycopg", "postgres")
+
+
+class SettingsError(ValueError):
+    """The environment is missing or malforms a setting; the message names which and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    database_url: str
+    slack_bot_token: str | None
+    slack_signing_secret: str | None
+    slack_app_token: str | None
+    slack_client_id: str | None
+    slack_client_secret: str | None
+    slack_api_url: str
+    default_language: str
+    port: int
+    log_level: str
+
+
+def default_database_url() -> str:
+    """A SQLite file under the user's data directory: nothing to install or set up."""
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return f"sqlite:///{base / 'gpu-advisor' / 'gpu_advisor.db'}"
+
+
+def normalise_database_url(url: str) -> str:
+    """Map `postgres://` and `postgresql://` to the psycopg 3 driver SQLAlchemy needs."""
+    if url.startswith("postgres://"):
+        url = "postgresql://" + url[len("postgres://") :]
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url[len("postgresql://") :]
+    return url
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """Read and validate every setting; raise SettingsError naming each problem found."""
+    env = os.environ if env is None else env
+    problems: list[str] = []
+
+    database_url = env.get("DATABASE_URL") or default_database_url()
+    scheme = urlparse(database_url).scheme
+    if scheme not in SUPPORTED_DB_SCHEMES:
+        problems.append(
+            f"DATABASE_URL has scheme {scheme!r}; use sqlite:///PATH or postgresql://USER@HOST/DB"
+        )
+
+    api_url = env.get("SLACK_API_URL") or DEFAULT_SLACK_API_URL
+    if urlparse(api_url).scheme not in ("http", "https"):
+        problems.append(f"SLACK_API_URL must be an http(s) URL, got {api_url!r}")
+    if not api_url.endswith("/"):
+        api_url += "/"
+
+    port_text = env.get("PORT", "3000")
+    port = 0
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        problems.append(f"PORT must be a number from 1 to 65535, got {port_text!r}")
+    else:
+        port = int(port_text)
+
+    bot_token = env.get("SLACK_BOT_TOKEN") or None
+    if bot_token and not bot_token.startswith("xoxb-"):
+        problems.append("SLACK_BOT_TOKEN must start with 'xoxb-'")
+    app_token = env.get("SLACK_APP_TOKEN") or None
+    if app_token and not app_token.startswith("xapp-"):
+        problems.append("SLACK_APP_TOKEN must start with 'xapp-'")
+    client_id = env.get("SLACK_CLIENT_ID") or None
+    client_secret = env.get("SLACK_CLIENT_SECRET") or None
+    if bool(client_id) != bool(client_secret):
+        problems.append("SLACK_CLIENT_ID and SLACK_CLIENT_SECRET must be set together (OAuth)")
+
+    language = env.get("GPU_ADVISOR_LANGUAGE", "en")
+    level = env.get("LOG_LEVEL", "INFO").upper()
+    if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+        problems.append(f"LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, got {level!r}")
+
+    if problems:
+        raise SettingsError("invalid settings:\n  - " + "\n  - ".join(problems))
+    return Settings(
+        database_url=normalise_database_url(database_url),
+        slack_bot_token=bot_token,
+        slack_signing_secret=env.get("SLACK_SIGNING_SECRET") or None,
+        slack_app_token=app_token,
+        slack_client_id=client_id,
+        slack_client_secret=client_secret,
+        slack_api_url=api_url,
+        default_language=language,
+        port=port,
+        log_level=level,
+    )
+
+
+def require_slack_http(settings: Settings) -> None:
+    """HTTP mode needs a signing secret and either a bot token or OAuth credentials."""
+    missing = []
+    if not settings.slack_signing_secret:
+        missing.append("SLACK_SIGNING_SECRET")
+    if not (settings.slack_bot_token or settings.slack_client_id):
+        missing.append("SLACK_BOT_TOKEN (one workspace) or SLACK_CLIENT_ID/SLACK_CLIENT_SECRET (OAuth)")
+    if missing:
+        raise SettingsError("HTTP mode needs: " + ", ".join(missing))
+
+
+def require_slack_socket(settings: Settings) -> None:
+    """Socket Mode needs an app-level token and a bot token."""
+    missing = [
+        name
+        for name, value in (
+            ("SLACK_APP_TOKEN", settings.slack_app_token),
+            ("SLACK_BOT_TOKEN", settings.slack_bot_token),
+        )
+        if not value
+    ]
+    if missing:
+        raise SettingsError("Socket Mode needs: " + ", ".join(missing))

@@ -1,0 +1,21 @@
+"""Digests and alerts: subscriptions, claimed periods, personal alerts, change hysteresis.
+
+Revision ID: 0003
+Revises: 0002
+"""
+
+from alembic import op  # noqa: F401
+import sqlalchemy as sa  # noqa: F401
+
+revision = "0003"
+down_revision = "0002"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    pass
+
+
+def downgrade() -> None:
+    pass

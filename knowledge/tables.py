@@ -1,0 +1,159 @@
+"""SQLModel tables of the catalog and prices. Rows are validated through the `XBase` models first."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+
+from sqlalchemy import Column, Index, Numeric, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+MONEY = Numeric(14, 6)
+
+
+class GpuBase(SQLModel):
+    id: str = Field(primary_key=True, min_length=2, max_length=64, regex=r"^[a-z0-9][a-z0-9.\-]*$")
+    name: str = Field(min_length=2, max_length=80)
+    vendor: str = Field(min_length=2)
+    architecture: str = Field(min_length=2)
+    vram_gb: float = Field(gt=0, le=1024)
+    memory_type: str = Field(min_length=3)
+    memory_bandwidth_gbs: float = Field(gt=0)
+    bf16_dense_tflops: float | None = Field(default=None, gt=0)
+    fp16_dense_tflops: float = Field(gt=0)
+    fp8_dense_tflops: float | None = Field(default=None, gt=0)
+    fp32_tflops: float = Field(gt=0)
+    tdp_w: int = Field(gt=0, le=3000)
+    release_year: int = Field(ge=2014, le=2030)
+    segment: str = Field(regex=r"^(consumer|workstation|datacenter)$")
+    form_factor: str = Field(min_length=2)
+    scaleup_link: str = Field(min_length=2)
+    scaleup_bw_gbs: float = Field(ge=0)
+    multinode_fabric: bool
+    mig_instances: int = Field(ge=0, le=8)
+    bf16_support: bool
+    fp8_support: bool
+    software_stack: str = Field(regex=r"^(CUDA|ROCm|Gaudi)$")
+    purchase_usd: Decimal | None = Field(default=None, ge=0, sa_column_kwargs={})
+    source: str = Field(min_length=8)
+
+
+class Gpu(GpuBase, table=True):
+    __tablename__ = "gpu"
+    purchase_usd: Decimal | None = Field(default=None, sa_column=Column(MONEY, nullable=True))
+
+
+class GpuAliasBase(SQLModel):
+    alias: str = Field(primary_key=True, min_length=1, max_length=120)  # normalised form
+    gpu_id: str = Field(foreign_key="gpu.id", index=True)
+    kind: str = Field(default="user", regex=r"^(user|cloud|instance)$")
+    count: int = Field(default=0, ge=0)  # GPUs implied by an instance name, 0 = not implied
+
+
+class GpuAlias(GpuAliasBase, table=True):
+    __tablename__ = "gpu_alias"
+
+
+class ModelPresetBase(SQLModel):
+    id: str = Field(primary_key=True, min_length=2, max_length=80, regex=r"^[a-z0-9][a-z0-9.\-]*$")
+    name: str = Field(min_length=2)
+    hf_id: str | None = Field(default=None, index=True)
+    family: str = Field(min_length=2)
+    kind: str = Field(regex=r"^(llm|diffusion)$")
+    params_b: float = Field(gt=0, le=5000)
+    active_params_b: float = Field(gt=0, le=5000)
+    layers: int = Field(gt=0)
+    hidden_size: int = Field(gt=0)
+    heads: int = Field(gt=0)
+    kv_heads: int = Field(gt=0)
+    intermediate_size: int = Field(gt=0)
+    vocab_size: int = Field(ge=0)
+    tied_embeddings: bool
+    moe_experts: int = Field(ge=0)
+    moe_active_experts: int = Field(ge=0)
+    max_context: int = Field(ge=0)
+    source: str = Field(min_length=8)
+
+
+class ModelPreset(ModelPresetBase, table=True):
+    __tablename__ = "model_preset"
+
+
+class ModelAliasBase(SQLModel):
+    alias: str = Field(primary_key=True, min_length=1, max_length=160)  # normalised form
+    model_id: str = Field(foreign_key="model_preset.id", index=True)
+
+
+class ModelAlias(ModelAliasBase, table=True):
+    __tablename__ = "model_alias"
+
+
+class ProviderBase(SQLModel):
+    id: str = Field(primary_key=True, min_length=2, max_length=40, regex=r"^[a-z0-9][a-z0-9\-]*$")
+    name: str = Field(min_length=2)
+    kind: str = Field(regex=r"^(cloud|marketplace|neocloud)$")
+    billing_increment_s: int = Field(gt=0, le=86400)
+    multi_gpu_interconnect: str = Field(min_length=2)
+    source: str = Field(min_length=8)
+
+
+class Provider(ProviderBase, table=True):
+    __tablename__ = "provider"
+
+
+class ImportRun(SQLModel, table=True):
+    """One import of a price file or live refresh: the unit that is all-or-nothing."""
+
+    __tablename__ = "import_run"
+    id: int | None = Field(default=None, primary_key=True)
+    source: str  # "skypilot", "csv", "json", "gpuhunt"
+    source_version: str  # commit, file hash or library version
+    provider_id: str | None = Field(default=None, index=True)
+    file_name: str
+    observed_at: datetime = Field(index=True)
+    imported_at: datetime
+    rows_read: int = 0
+    offers_written: int = 0
+    unmapped_json: str = "{}"  # {"accelerator name": rows}
+
+
+class Offer(SQLModel, table=True):
+    """The latest observed price of one rentable configuration."""
+
+    __tablename__ = "offer"
+    __table_args__ = (
+        UniqueConstraint("provider_id", "instance_type", "region", "tier", name="uq_offer_key"),
+        Index("ix_offer_gpu_tier", "gpu_id", "tier"),
+    )
+    id: int | None = Field(default=None, primary_key=True)
+    provider_id: str = Field(foreign_key="provider.id")
+    instance_type: str
+    gpu_id: str = Field(foreign_key="gpu.id")
+    gpu_count: int = Field(gt=0)
+    region: str
+    tier: str  # on-demand, spot, reserved
+    usd_per_hour: Decimal = Field(sa_column=Column(MONEY, nullable=False))
+    billing_increment_s: int
+    interconnect: str
+    observed_at: datetime
+    source: str
+    active: bool = True  # False when the latest import of this provider no longer lists it
+
+
+class PriceObservation(SQLModel, table=True):
+    """Every price ever seen, so prices have a history."""
+
+    __tablename__ = "price_observation"
+    __table_args__ = (Index("ix_obs_gpu_time", "gpu_id", "observed_at"),)
+    id: int | None = Field(default=None, primary_key=True)
+    import_id: int = Field(foreign_key="import_run.id", index=True)
+    provider_id: str = Field(foreign_key="provider.id")
+    instance_type: str
+    gpu_id: str = Field(foreign_key="gpu.id")
+    gpu_count: int
+    region: str
+    tier: str
+    usd_per_hour: Decimal = Field(sa_column=Column(MONEY, nullable=False))
+    observed_at: datetime
+    source: str
+    source_version: str

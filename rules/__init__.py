@@ -1,0 +1,1 @@
+"""What we conclude: a pure, deterministic rule engine over typed values (no I/O, no Slack, no database)."""

@@ -1,0 +1,143 @@
+"""Plain typed values the rule engine works on: GPU facts, model shapes, providers, offers, workloads.
+
+`knowledge/` builds these from the database; `bot/` builds a `Workload` from a parsed request.
+Nothing here holds display text. Field names carry their units.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Literal
+
+Segment = Literal["consumer", "workstation", "datacenter"]
+Method = Literal["full", "pretrain", "lora", "qlora", "inference", "diffusion"]
+Tier = Literal["on-demand", "spot", "reserved"]
+Sharding = Literal["none", "ddp", "zero1", "zero2", "zero3", "fsdp"]
+Checkpointing = Literal["none", "full", "selective", "offloaded"]
+Objective = Literal["cheapest", "fastest", "simplest", "balanced"]
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSpec:
+    """One accelerator as the catalog knows it. TFLOPS are dense (no sparsity)."""
+
+    id: str  # stable slug, e.g. "h100-sxm-80gb"
+    name: str  # e.g. "H100 SXM 80GB"
+    vendor: str  # NVIDIA, AMD, Intel
+    architecture: str  # Hopper, Ampere, CDNA 3 ... (English; locales translate)
+    vram_gb: float
+    memory_type: str
+    memory_bandwidth_gbs: float
+    bf16_dense_tflops: float | None  # None where BF16 is unsupported (V100, T4)
+    fp16_dense_tflops: float
+    fp8_dense_tflops: float | None  # None where FP8 is unsupported
+    fp32_tflops: float
+    tdp_w: int
+    release_year: int
+    segment: Segment
+    form_factor: str  # SXM, PCIe, OAM, board, superchip
+    scaleup_link: str  # "NVLink 4", "Infinity Fabric", "PCIe 4.0" (PCIe = no scale-up link)
+    scaleup_bw_gbs: float  # per GPU, bidirectional, GB/s
+    multinode_fabric: bool  # sold in InfiniBand/RoCE-class clusters
+    mig_instances: int  # 0 = no MIG
+    bf16_support: bool
+    fp8_support: bool
+    software_stack: str  # CUDA, ROCm, Gaudi
+    purchase_usd: Decimal | None
+    source: str
+
+    @property
+    def has_nvlink_class_link(self) -> bool:
+        """True when GPUs talk over a dedicated scale-up link (NVLink, Infinity Fabric, Gaudi RoCE)."""
+        return not self.scaleup_link.lower().startswith("pcie")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """A model preset with the architecture fields the memory and time model need."""
+
+    id: str  # slug, e.g. "llama-3.1-8b"
+    name: str  # "Llama 3.1 8B"
+    hf_id: str | None  # "meta-llama/Llama-3.1-8B"
+    family: str
+    kind: Literal["llm", "diffusion"]
+    params_b: float  # total parameters, billions
+    active_params_b: float  # = params_b for dense models; per-token active for MoE
+    layers: int
+    hidden_size: int
+    heads: int
+    kv_heads: int
+    intermediate_size: int
+    vocab_size: int
+    tied_embeddings: bool
+    moe_experts: int  # 0 for dense
+    moe_active_experts: int  # 0 for dense
+    max_context: int
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    """A place that rents GPUs."""
+
+    id: str  # "aws", "lambda", "runpod"
+    name: str
+    kind: Literal["cloud", "marketplace", "neocloud"]
+    billing_increment_s: int  # 1 = per second, 60 = per minute, 3600 = per hour
+    multi_gpu_interconnect: str  # what its multi-GPU instances typically have
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """One rentable configuration at one price, as last observed."""
+
+    gpu_id: str
+    provider_id: str
+    instance_type: str
+    gpu_count: int
+    region: str
+    tier: Tier
+    usd_per_hour: Decimal  # whole instance
+    usd_per_gpu_hour: Decimal
+    billing_increment_s: int
+    interconnect: str  # "NVLink", "PCIe", "unknown"
+    observed_at: datetime
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """What the user wants to run. `None` means "not given": the engine states the default it used.
+
+    Field names match the `gpu-advisor estimate` flags (with underscores) and the parser's output.
+    """
+
+    model: ModelSpec | None = None
+    params_b: float | None = None
+    method: Method | None = None
+    framework: str | None = None  # hf, torchtune, unsloth, axolotl, llamafactory, deepspeed, megatron
+    recipe: str | None = None  # mixed_adamw, bf16_adamw, ...
+    optimizer: str | None = None  # adamw, adamw8bit, paged_adamw8bit, adafactor, sgd, ...
+    precision: str | None = None  # bf16, fp16, fp32, fp8, int8, nf4
+    seq_len: int | None = None
+    batch_size: int | None = None
+    grad_checkpointing: Checkpointing | None = None
+    lora_rank: int | None = None
+    lora_targets: str | None = None  # "all", "qv", "attn", or comma list of module names
+    gpus: int | None = None  # GPU count asked for
+    sharding: Sharding | None = None
+    offload: bool | None = None
+    gpu: str | None = None  # a catalog GPU id the user pinned
+    resolution: int | None = None  # diffusion image side in pixels
+    tokens: float | None = None  # dataset tokens per epoch
+    samples: int | None = None
+    epochs: float | None = None
+    budget_usd: Decimal | None = None
+    budget_usd_per_hour: Decimal | None = None
+    deadline_hours: float | None = None
+    spot: bool | None = None
+    objective: Objective | None = None
+    allowed_switches: frozenset[str] = field(default_factory=frozenset)  # e.g. {"qlora", "checkpointing"}
