@@ -1,0 +1,179 @@
+"""The `Ask`: what a person's message asked for, as typed values, plus its mapping onto a `Workload`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+from rules.types import Checkpointing, Method, Objective, Sharding, Workload
+
+if TYPE_CHECKING:  # the snapshot module belongs to the lead; only its attributes are used here
+    from knowledge.snapshot import Snapshot
+
+Intent = Literal[
+    "advise", "compare", "price", "specs", "help", "digest", "alert", "language", "explain"
+]
+Language = Literal["en", "zh-Hans", "zh-Hant", "ko", "ja", "es", "de", "fr", "vi"]
+GpuStatus = Literal["found", "ambiguous", "none"]
+Qualitative = Literal["low", "medium", "high"]
+
+INTENTS: tuple[str, ...] = (
+    "advise", "compare", "price", "specs", "help", "digest", "alert", "language", "explain"
+)
+LANGUAGES: tuple[str, ...] = ("en", "zh-Hans", "zh-Hant", "ko", "ja", "es", "de", "fr", "vi")
+
+# Clarification kinds the renderer turns into questions.
+CLARIFY_GPU_AMBIGUOUS = "gpu_ambiguous"  # detail = the query, e.g. "a100"
+CLARIFY_GPU_UNKNOWN = "gpu_unknown"  # detail = the query that matched nothing
+CLARIFY_MODEL_SIZE = "model_size_missing"  # detail = None or the family named, e.g. "llama"
+CLARIFY_MODEL_AMBIGUOUS = "model_ambiguous"  # detail = the query
+CLARIFY_COMPARE_NEEDS_TWO = "compare_needs_two"  # detail = None
+
+
+def _empty_mapping() -> Mapping[str, str]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class ModelMention:
+    """A model the text named: a catalog preset (`model_id`) or just a size (`params_b`)."""
+
+    model_id: str | None
+    name: str | None
+    params_b: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class GpuMention:
+    """One GPU span found in the text and what the catalog resolver made of it."""
+
+    status: GpuStatus
+    gpu_id: str | None
+    name: str | None
+    candidates: tuple[str, ...]
+    count: int | None
+    query: str
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Money the user mentioned, converted to USD with dated fixed rates (see lexicon/currency.json)."""
+
+    usd_total: Decimal | None = None
+    usd_per_hour: Decimal | None = None
+    qualitative: Qualitative | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """A parsed request. `None` = not said. `assumed` and `ignored` are shown back to the user."""
+
+    intent: Intent
+    language: Language
+    text: str
+    model: ModelMention | None = None
+    params_b: float | None = None
+    method: Method | None = None
+    precision: str | None = None  # bf16, fp16, fp32, fp8, int8, int4, nf4
+    framework: str | None = None  # hf, unsloth, axolotl, llamafactory, torchtune, deepspeed, ...
+    optimizer: str | None = None
+    seq_len: int | None = None
+    batch_size: int | None = None
+    gpus: tuple[GpuMention, ...] = ()
+    gpu_count: int | None = None
+    budget: Budget = field(default_factory=Budget)
+    deadline_hours: float | None = None
+    dataset_tokens: float | None = None
+    samples: int | None = None
+    epochs: float | None = None
+    spot: bool | None = None
+    objective: Objective | None = None
+    sharding: Sharding | None = None
+    grad_checkpointing: Checkpointing | None = None
+    lora_rank: int | None = None
+    resolution: int | None = None
+    offload: bool | None = None
+    ignored: tuple[str, ...] = ()
+    assumed: Mapping[str, str] = field(default_factory=_empty_mapping)
+    clarifications: tuple[tuple[str, str | None], ...] = ()
+
+    @property
+    def reply_language(self) -> str:
+        """The locale replies use: both Chinese scripts are answered in simplified Chinese."""
+        return "zh-Hans" if self.language == "zh-Hant" else self.language
+
+
+def ask_to_dict(ask: Ask) -> dict[str, Any]:
+    """The JSON shape of `gpu-advisor parse --json` (issue 4 item 5); names are frozen."""
+    model = None
+    if ask.model is not None:
+        model = {"id": ask.model.model_id, "name": ask.model.name, "params_b": ask.model.params_b}
+    return {
+        "intent": ask.intent,
+        "language": ask.language,
+        "model": model,
+        "params_b": ask.params_b,
+        "method": ask.method,
+        "precision": ask.precision,
+        "framework": ask.framework,
+        "seq_len": ask.seq_len,
+        "batch_size": ask.batch_size,
+        "gpus": [
+            {"status": g.status, "id": g.gpu_id, "name": g.name, "candidates": list(g.candidates)}
+            for g in ask.gpus
+        ],
+        "gpu_count": ask.gpu_count,
+        "budget": {
+            "usd_total": _money(ask.budget.usd_total),
+            "usd_per_hour": _money(ask.budget.usd_per_hour),
+            "qualitative": ask.budget.qualitative,
+        },
+        "deadline_hours": ask.deadline_hours,
+        "dataset_tokens": ask.dataset_tokens,
+        "spot": ask.spot,
+        "objective": ask.objective,
+        "ignored": list(ask.ignored),
+        "assumed": dict(ask.assumed),
+    }
+
+
+def _money(value: Decimal | None) -> str | None:
+    # Decimal as a string keeps cents exact in JSON.
+    return None if value is None else str(value)
+
+
+def ask_to_workload(ask: Ask, snapshot: Snapshot) -> Workload:
+    """The engine's `Workload` for this request; a GPU is pinned only when exactly one was found."""
+    model = None
+    if ask.model is not None and ask.model.model_id is not None:
+        model = snapshot.models.get(ask.model.model_id)
+    found = [g.gpu_id for g in ask.gpus if g.status == "found" and g.gpu_id]
+    pinned = found[0] if len(set(found)) == 1 else None
+    return Workload(
+        model=model,
+        params_b=ask.params_b,
+        method=ask.method,
+        framework=ask.framework,
+        optimizer=ask.optimizer,
+        precision=ask.precision,
+        seq_len=ask.seq_len,
+        batch_size=ask.batch_size,
+        grad_checkpointing=ask.grad_checkpointing,
+        lora_rank=ask.lora_rank,
+        gpus=ask.gpu_count,
+        sharding=ask.sharding,
+        offload=ask.offload,
+        gpu=pinned,
+        resolution=ask.resolution,
+        tokens=ask.dataset_tokens,
+        samples=ask.samples,
+        epochs=ask.epochs,
+        budget_usd=ask.budget.usd_total,
+        budget_usd_per_hour=ask.budget.usd_per_hour,
+        deadline_hours=ask.deadline_hours,
+        spot=ask.spot,
+        objective=ask.objective,
+    )
