@@ -1,0 +1,134 @@
+"""Typed rule tables (tier decision table, utilisation, headroom) and their validating parser.
+
+The JSON lives in rules/data/rule_tables.json; knowledge/rule_tables.py reads the file and calls
+`parse_rule_tables`, which is pure and raises `RuleTableError` naming the file and the row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+TIERS = ("consumer", "workstation", "datacenter", "frontier")
+MFU_METHODS = ("full", "lora", "qlora", "inference", "diffusion")
+MFU_CLASSES = ("consumer", "workstation", "datacenter")
+
+
+class RuleTableError(ValueError):
+    """A rule table is malformed; the message says which file, which row and what to fix."""
+
+
+@dataclass(frozen=True, slots=True)
+class TierRow:
+    """One row of the first-match tier table; a `None` condition matches anything."""
+
+    tier: str
+    methods: tuple[str, ...] | None  # None = any method
+    min_params_b: float | None
+    max_params_b: float | None
+    max_total_gib: float | None  # memory the job needs summed over GPUs
+    max_gpus: int | None  # GPUs in the best plan
+
+
+@dataclass(frozen=True, slots=True)
+class RuleTables:
+    """All the numbers the engine reads from data."""
+
+    tier_rows: tuple[TierRow, ...]
+    mfu: Mapping[str, Mapping[str, float]]  # segment -> method -> model FLOPs utilisation
+    headroom_fraction: float  # share of VRAM kept free when deciding a fit
+    spot_rework_fraction: float  # extra hours assumed lost to pre-emption on spot
+    checkpoint_interval_min: float  # recommended checkpoint interval on spot
+    power_usd_per_kwh: float  # for buy vs rent
+    source: str
+
+
+def _number(row: Mapping[str, Any], key: str, where: str) -> float | None:
+    value = row.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RuleTableError(f"{where}: {key}: expected a number, got {value!r}")
+    return float(value)
+
+
+def _parse_tier_row(row: Any, where: str) -> TierRow:
+    if not isinstance(row, Mapping):
+        raise RuleTableError(f"{where}: expected an object")
+    unknown = set(row) - {"tier", "methods", "min_params_b", "max_params_b", "max_total_gib",
+                          "max_gpus", "why"}
+    if unknown:
+        raise RuleTableError(f"{where}: unknown keys {sorted(unknown)}")
+    tier = row.get("tier")
+    if tier not in TIERS:
+        raise RuleTableError(f"{where}: tier: {tier!r} is not one of {', '.join(TIERS)}")
+    methods = row.get("methods")
+    if methods is not None and not (
+        isinstance(methods, list) and all(isinstance(m, str) for m in methods)
+    ):
+        raise RuleTableError(f"{where}: methods: expected a list of method names")
+    max_gpus = _number(row, "max_gpus", where)
+    return TierRow(
+        tier=tier,
+        methods=tuple(methods) if methods is not None else None,
+        min_params_b=_number(row, "min_params_b", where),
+        max_params_b=_number(row, "max_params_b", where),
+        max_total_gib=_number(row, "max_total_gib", where),
+        max_gpus=int(max_gpus) if max_gpus is not None else None,
+    )
+
+
+def _is_catch_all(row: TierRow) -> bool:
+    return (row.methods, row.min_params_b, row.max_params_b, row.max_total_gib, row.max_gpus) == (
+        None, None, None, None, None)
+
+
+def _parse_mfu(raw: Any, source: str) -> dict[str, dict[str, float]]:
+    if not isinstance(raw, Mapping):
+        raise RuleTableError(f"{source}: mfu: expected an object of segment -> method -> number")
+    mfu: dict[str, dict[str, float]] = {}
+    for segment in MFU_CLASSES:
+        methods = raw.get(segment)
+        if not isinstance(methods, Mapping):
+            raise RuleTableError(f"{source}: mfu.{segment}: missing (need every segment)")
+        mfu[segment] = {}
+        for method in MFU_METHODS:
+            value = _number(methods, method, f"{source}: mfu.{segment}")
+            if value is None or not 0.0 < value <= 1.0:
+                raise RuleTableError(f"{source}: mfu.{segment}.{method}: need a number in (0, 1]")
+            mfu[segment][method] = value
+    return mfu
+
+
+def _scalar(data: Mapping[str, Any], key: str, source: str, low: float, high: float) -> float:
+    value = _number(data, key, source)
+    if value is None or not low <= value <= high:
+        raise RuleTableError(f"{source}: {key}: need a number between {low} and {high}")
+    return value
+
+
+def parse_rule_tables(data: Any, *, source: str) -> RuleTables:
+    """Validate parsed JSON into `RuleTables`; errors name `source` and the row index."""
+    if not isinstance(data, Mapping):
+        raise RuleTableError(f"{source}: expected a JSON object at the top level")
+    rows_raw = data.get("tier_rows")
+    if not isinstance(rows_raw, list) or not rows_raw:
+        raise RuleTableError(f"{source}: tier_rows: expected a non-empty list")
+    rows = tuple(
+        _parse_tier_row(row, f"{source}: tier_rows[{index}]") for index, row in enumerate(rows_raw)
+    )
+    if not _is_catch_all(rows[-1]):
+        raise RuleTableError(
+            f"{source}: tier_rows[{len(rows) - 1}]: the last row must be a catch-all "
+            "(only 'tier', no conditions)"
+        )
+    return RuleTables(
+        tier_rows=rows,
+        mfu=_parse_mfu(data.get("mfu"), source),
+        headroom_fraction=_scalar(data, "headroom_fraction", source, 0.0, 0.5),
+        spot_rework_fraction=_scalar(data, "spot_rework_fraction", source, 0.0, 1.0),
+        checkpoint_interval_min=_scalar(data, "checkpoint_interval_min", source, 1.0, 600.0),
+        power_usd_per_kwh=_scalar(data, "power_usd_per_kwh", source, 0.0, 2.0),
+        source=source,
+    )
