@@ -99,7 +99,8 @@ class ChangeState(SQLModel, table=True):
     tier: str
     baseline_usd: Decimal = Field(sa_column=Column(MONEY, nullable=False))
     previous_usd: Decimal | None = Field(default=None, sa_column=Column(MONEY, nullable=True))
-    last_direction: int = 0  # -1 drop, +1 rise, 0 none
+    present: bool = True  # what the channel was last told: the offer exists
+    last_kind: str = ""  # the last reported change: drop, rise, new, gone ("" = none yet)
     reported_at: datetime | None = Field(default=None, sa_column=_utc_column(True))
 
 
