@@ -30,9 +30,9 @@ class Settings:
     log_level: str
 
 
-def default_database_url() -> str:
+def default_database_url(env: Mapping[str, str]) -> str:
     """A SQLite file under the user's data directory: nothing to install or set up."""
-    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    base = Path(env.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
     return f"sqlite:///{base / 'gpu-advisor' / 'gpu_advisor.db'}"
 
 
@@ -50,7 +50,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     env = os.environ if env is None else env
     problems: list[str] = []
 
-    database_url = env.get("DATABASE_URL") or default_database_url()
+    database_url = env.get("DATABASE_URL") or default_database_url(env)
     scheme = urlparse(database_url).scheme
     if scheme not in SUPPORTED_DB_SCHEMES:
         problems.append(

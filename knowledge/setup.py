@@ -1,0 +1,62 @@
+"""Prepare a database for use: schema at head, catalog loaded, bundled prices imported once."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy import Engine, func, select
+from sqlmodel import Session
+
+from knowledge import tables
+from knowledge.db import make_engine, schema_is_current, upgrade_schema
+from knowledge.load import LoadReport, load_catalog
+from knowledge.prices import ImportReport, import_prices
+
+log = logging.getLogger(__name__)
+BUNDLED_PRICES = Path(__file__).parent / "data" / "prices" / "skypilot-v7"
+
+
+@dataclass(slots=True)
+class SetupReport:
+    catalog: LoadReport | None = None
+    imports: list[ImportReport] = field(default_factory=list)
+
+
+def bundled_price_files() -> list[Path]:
+    return sorted(BUNDLED_PRICES.glob("*.csv"))
+
+
+def import_bundled_prices(engine: Engine, *, only_missing: bool = True) -> list[ImportReport]:
+    """Import each bundled SkyPilot snapshot whose provider has no import yet (or all of them)."""
+    with Session(engine) as session:
+        done = set(session.execute(select(tables.ImportRun.provider_id)).scalars())
+    return [
+        import_prices(engine, path, fmt="skypilot")
+        for path in bundled_price_files()
+        if not (only_missing and path.stem in done)
+    ]
+
+
+def upgrade_and_load(engine: Engine) -> SetupReport:
+    """`gpu-advisor db upgrade`: migrate, refresh the catalog from the data files, add missing prices."""
+    upgrade_schema(engine)
+    report = SetupReport(catalog=load_catalog(engine))
+    report.imports = import_bundled_prices(engine)
+    return report
+
+
+def prepare_database(database_url: str) -> Engine:
+    """An engine ready for queries; a new or empty database is set up on first use."""
+    engine = make_engine(database_url)
+    if not schema_is_current(engine):
+        log.info("database schema is not current: upgrading")
+        upgrade_schema(engine)
+    with Session(engine) as session:
+        has_catalog = session.execute(select(func.count()).select_from(tables.Gpu)).scalar_one() > 0
+    if not has_catalog:
+        log.info("empty catalog: loading data files and bundled prices")
+        load_catalog(engine)
+        import_bundled_prices(engine)
+    return engine

@@ -1,0 +1,128 @@
+"""An immutable in-memory view of the catalog and active offers, handed to the rules and the parser."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Engine
+from sqlmodel import Session, select
+
+from knowledge import tables
+from rules.types import GpuSpec, ModelSpec, Offer, Provider
+
+if TYPE_CHECKING:
+    from knowledge.resolve import GpuIndex, ModelIndex
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    gpus: Mapping[str, GpuSpec]
+    models: Mapping[str, ModelSpec]
+    providers: Mapping[str, Provider]
+    offers_by_gpu: Mapping[str, tuple[Offer, ...]]
+    gpu_index: GpuIndex
+    model_index: ModelIndex
+    taken_at: datetime
+
+    @property
+    def offer_count(self) -> int:
+        return sum(len(v) for v in self.offers_by_gpu.values())
+
+    def prices_as_of(self) -> datetime | None:
+        """The newest observation time among the offers, or None without offers."""
+        times = [o.observed_at for offers in self.offers_by_gpu.values() for o in offers]
+        return max(times) if times else None
+
+
+def gpu_spec(row: tables.GpuBase) -> GpuSpec:
+    values = row.model_dump()
+    return GpuSpec(**{k: values[k] for k in GpuSpec.__slots__})  # type: ignore[attr-defined]
+
+
+def model_spec(row: tables.ModelPresetBase) -> ModelSpec:
+    values = row.model_dump()
+    return ModelSpec(**{k: values[k] for k in ModelSpec.__slots__})  # type: ignore[attr-defined]
+
+
+def provider_spec(row: tables.ProviderBase) -> Provider:
+    values = row.model_dump()
+    return Provider(**{k: values[k] for k in Provider.__slots__})  # type: ignore[attr-defined]
+
+
+def offer_spec(row: tables.Offer) -> Offer:
+    usd = Decimal(row.usd_per_hour)
+    return Offer(
+        gpu_id=row.gpu_id,
+        provider_id=row.provider_id,
+        instance_type=row.instance_type,
+        gpu_count=row.gpu_count,
+        region=row.region,
+        tier=row.tier,  # type: ignore[arg-type]
+        usd_per_hour=usd,
+        usd_per_gpu_hour=(usd / row.gpu_count).quantize(Decimal("0.000001")),
+        billing_increment_s=row.billing_increment_s,
+        interconnect=row.interconnect,
+        observed_at=row.observed_at,
+        source=row.source,
+    )
+
+
+def build_snapshot(
+    *,
+    gpus: Iterable[GpuSpec],
+    models: Iterable[ModelSpec] = (),
+    providers: Iterable[Provider] = (),
+    offers: Iterable[Offer] = (),
+    gpu_aliases: Iterable[Any] = (),
+    model_aliases: Iterable[Any] = (),
+    taken_at: datetime | None = None,
+) -> Snapshot:
+    """Build a snapshot from plain values (tests use this without a database)."""
+    from knowledge.resolve import GpuIndex, ModelIndex
+
+    gpu_map = {g.id: g for g in gpus}
+    model_map = {m.id: m for m in models}
+    by_gpu: dict[str, list[Offer]] = {}
+    for offer in offers:
+        by_gpu.setdefault(offer.gpu_id, []).append(offer)
+    offers_by_gpu = {
+        gpu_id: tuple(sorted(lst, key=lambda o: (o.usd_per_gpu_hour, o.provider_id, o.instance_type, o.region, o.tier)))
+        for gpu_id, lst in by_gpu.items()
+    }
+    return Snapshot(
+        gpus=gpu_map,
+        models=model_map,
+        providers={p.id: p for p in providers},
+        offers_by_gpu=offers_by_gpu,
+        gpu_index=GpuIndex.build(gpu_map, list(gpu_aliases)),
+        model_index=ModelIndex.build(model_map, list(model_aliases)),
+        taken_at=taken_at or datetime.now(UTC),
+    )
+
+
+def load_snapshot(engine: Engine) -> Snapshot:
+    """Read the catalog and the active offers from the database into a Snapshot."""
+    with Session(engine) as session:
+        gpus = [gpu_spec(r) for r in session.exec(select(tables.Gpu)).all()]
+        models = [model_spec(r) for r in session.exec(select(tables.ModelPreset)).all()]
+        providers = [provider_spec(r) for r in session.exec(select(tables.Provider)).all()]
+        offers = [
+            offer_spec(r)
+            for r in session.exec(select(tables.Offer).where(tables.Offer.active == True))  # noqa: E712
+        ]
+        gpu_aliases = [tables.GpuAliasBase.model_validate(r.model_dump()) for r in session.exec(select(tables.GpuAlias))]
+        model_aliases = [
+            tables.ModelAliasBase.model_validate(r.model_dump()) for r in session.exec(select(tables.ModelAlias))
+        ]
+    return build_snapshot(
+        gpus=gpus,
+        models=models,
+        providers=providers,
+        offers=offers,
+        gpu_aliases=gpu_aliases,
+        model_aliases=model_aliases,
+    )
