@@ -1,0 +1,210 @@
+"""Price history queries: the prices in force at a time, daily cheapest series, and each source's age.
+
+The prices "at" a time are, per provider, the observations of its latest import observed at or
+before that time, so a source that failed since keeps its last data (and shows its age).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+from sqlalchemy import Engine, func, select
+
+from knowledge import tables
+from knowledge.digest_tables import PriceSourceStatus
+from rules.changes import (
+    DigestInput,
+    PricePoint,
+    SeriesKey,
+    SeriesPrice,
+    SeriesState,
+    SourceAge,
+    Thresholds,
+    build_digest_input,
+    initial_states,
+    summarise,
+)
+
+log = logging.getLogger(__name__)
+P10_MARK = "(marketplace p10)"
+OBS = tables.PriceObservation.__table__  # type: ignore[attr-defined]
+RUNS = tables.ImportRun.__table__  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportInfo:
+    id: int
+    source: str
+    source_version: str
+    provider_id: str | None
+    file_name: str
+    observed_at: datetime
+
+    @property
+    def feed(self) -> str:
+        """What an import replaces: a provider's catalog, or one custom file."""
+        return self.provider_id or f"{self.source}:{self.file_name}"
+
+
+def as_utc(value: datetime) -> datetime:
+    """SQLite hands back naive datetimes; everything we store is UTC."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def list_imports(engine: Engine, *, until: datetime | None = None, since: datetime | None = None) -> list[ImportInfo]:
+    """Every import observed in [since, until], oldest first."""
+    q = select(RUNS.c.id, RUNS.c.source, RUNS.c.source_version, RUNS.c.provider_id, RUNS.c.file_name, RUNS.c.observed_at)
+    if until is not None:
+        q = q.where(RUNS.c.observed_at <= until)
+    if since is not None:
+        q = q.where(RUNS.c.observed_at >= since)
+    with engine.connect() as conn:
+        rows = conn.execute(q.order_by(RUNS.c.observed_at, RUNS.c.id)).all()
+    return [ImportInfo(r[0], r[1], r[2], r[3], r[4], as_utc(r[5])) for r in rows]
+
+
+def latest_per_feed(imports: Iterable[ImportInfo], at: datetime | None = None) -> dict[str, ImportInfo]:
+    """Per provider (feed), its newest import at or before `at`."""
+    latest: dict[str, ImportInfo] = {}
+    for imp in imports:
+        if at is not None and imp.observed_at > at:
+            continue
+        cur = latest.get(imp.feed)
+        if cur is None or (imp.observed_at, imp.id) > (cur.observed_at, cur.id):
+            latest[imp.feed] = imp
+    return latest
+
+
+def points_for_imports(engine: Engine, import_ids: Sequence[int], gpu_ids: Iterable[str] = ()) -> tuple[list[PricePoint], dict[SeriesKey, Decimal]]:
+    """Observations of these imports as points, and marketplace p10 prices by series."""
+    if not import_ids:
+        return [], {}
+    cols = (OBS.c.gpu_id, OBS.c.provider_id, OBS.c.instance_type, OBS.c.gpu_count, OBS.c.region, OBS.c.tier,
+            OBS.c.usd_per_hour, OBS.c.observed_at)
+    q = select(*cols).where(OBS.c.import_id.in_(list(import_ids)))
+    gpus = list(gpu_ids)
+    if gpus:
+        q = q.where(OBS.c.gpu_id.in_(gpus))
+    points: list[PricePoint] = []
+    p10: dict[SeriesKey, Decimal] = {}
+    with engine.connect() as conn:
+        for g, prov, inst, count, region, tier, usd, at in conn.execute(q):
+            usd = usd if isinstance(usd, Decimal) else Decimal(str(usd))
+            if inst.endswith(P10_MARK):
+                p10[SeriesKey(g, prov, count, tier)] = usd
+                continue
+            points.append(PricePoint(g, prov, inst, count, region, tier, usd, as_utc(at)))
+    return points, p10
+
+
+def marketplace_ids(engine: Engine) -> frozenset[str]:
+    t = tables.Provider.__table__  # type: ignore[attr-defined]
+    with engine.connect() as conn:
+        return frozenset(conn.execute(select(t.c.id).where(t.c.kind == "marketplace")).scalars())
+
+
+def prices_at(engine: Engine, at: datetime | None = None, *, gpu_ids: Iterable[str] = (), imports: list[ImportInfo] | None = None) -> dict[SeriesKey, SeriesPrice]:
+    """Series prices in force at `at` (None = now): each provider's latest import by then."""
+    imports = imports if imports is not None else list_imports(engine, until=at)
+    chosen = latest_per_feed(imports, at)
+    points, p10 = points_for_imports(engine, [i.id for i in chosen.values()], gpu_ids)
+    prices = summarise(points, marketplace_ids(engine))
+    for key, value in p10.items():
+        if key in prices:
+            prices[key] = replace(prices[key], p10_usd_per_hour=value)
+    return prices
+
+
+def daily_cheapest(
+    engine: Engine, *, until: datetime, days: int = 30, gpu_ids: Iterable[str] = (), imports: list[ImportInfo] | None = None
+) -> dict[str, tuple[Decimal | None, ...]]:
+    """Per GPU, the cheapest on-demand $/GPU-hour in force at the end of each of the last `days` days."""
+    imports = imports if imports is not None else list_imports(engine, until=until)
+    start = until - timedelta(days=days)
+    # Imports inside the window plus, per feed, the one in force when it opened.
+    relevant = {i.id: i for i in imports if start < i.observed_at <= until}
+    relevant.update({i.id: i for i in latest_per_feed(imports, start).values()})
+    mins = _min_per_gpu_hour(engine, list(relevant), list(gpu_ids))
+    out: dict[str, list[Decimal | None]] = defaultdict(lambda: [None] * days)
+    ends = [start + timedelta(days=d + 1) for d in range(days)]
+    for d, end in enumerate(ends):
+        for imp in latest_per_feed(relevant.values(), end).values():
+            for gpu_id, usd in mins.get(imp.id, {}).items():
+                cur = out[gpu_id][d]
+                if cur is None or usd < cur:
+                    out[gpu_id][d] = usd
+    return {g: tuple(v) for g, v in out.items()}
+
+
+def _min_per_gpu_hour(engine: Engine, import_ids: list[int], gpu_ids: list[str]) -> dict[int, dict[str, Decimal]]:
+    if not import_ids:
+        return {}
+    per_gpu = func.min(OBS.c.usd_per_hour / OBS.c.gpu_count)
+    q = (
+        select(OBS.c.import_id, OBS.c.gpu_id, per_gpu)
+        .where(OBS.c.import_id.in_(import_ids), OBS.c.tier == "on-demand", ~OBS.c.instance_type.endswith(P10_MARK))
+        .group_by(OBS.c.import_id, OBS.c.gpu_id)
+    )
+    if gpu_ids:
+        q = q.where(OBS.c.gpu_id.in_(gpu_ids))
+    out: dict[int, dict[str, Decimal]] = defaultdict(dict)
+    with engine.connect() as conn:
+        for imp, gpu, usd in conn.execute(q):
+            out[imp][gpu] = Decimal(str(usd)).quantize(Decimal("0.0001"))
+    return out
+
+
+def source_ages(engine: Engine, *, now: datetime | None = None, imports: list[ImportInfo] | None = None) -> list[SourceAge]:
+    """Each feed's newest data and its age; live sources that failed since are flagged with the error."""
+    now = now or datetime.now(UTC)
+    imports = imports if imports is not None else list_imports(engine)
+    with engine.connect() as conn:
+        status = {
+            (r.source, r.provider_id): r
+            for r in conn.execute(select(PriceSourceStatus.__table__)).all()  # type: ignore[attr-defined]
+        }
+    out = []
+    for feed, imp in sorted(latest_per_feed(imports).items()):
+        st = status.get((imp.source, imp.provider_id or feed))
+        failing = bool(
+            st is not None and st.last_failure_at is not None
+            and (st.last_success_at is None or as_utc(st.last_failure_at) > as_utc(st.last_success_at))
+        )
+        age_h = round((now - imp.observed_at).total_seconds() / 3600, 1)
+        out.append(SourceAge(imp.source, feed, imp.observed_at, age_h, failing, st.last_error if failing and st else None))
+    return out
+
+
+def compute_digest(
+    engine: Engine,
+    *,
+    since: datetime | None,
+    thresholds: Thresholds,
+    now: datetime | None = None,
+    gpu_filter: frozenset[str] = frozenset(),
+    believed: Mapping[SeriesKey, SeriesState] | None = None,
+    gpu_order: Sequence[str] = (),
+) -> DigestInput:
+    """The digest between the prices at `since` (or what a channel believes) and the latest prices."""
+    now = now or datetime.now(UTC)
+    imports = list_imports(engine)
+    now_prices = prices_at(engine, None, imports=imports, gpu_ids=gpu_filter)
+    if believed is None:
+        old = prices_at(engine, since, imports=imports, gpu_ids=gpu_filter) if since is not None else {}
+        believed = initial_states(old)
+    sources = source_ages(engine, now=now, imports=imports)
+    digest = build_digest_input(
+        believed=believed, now_prices=now_prices, thresholds=thresholds, now=now, since=since,
+        gpu_filter=gpu_filter, gpu_order=gpu_order, sources=sources,
+    )
+    if not digest.gpus:
+        return digest
+    until = digest.prices_at or now
+    series = daily_cheapest(engine, until=until, gpu_ids=[g.gpu_id for g in digest.gpus], imports=imports)
+    gpus = tuple(replace(g, series_30d=series.get(g.gpu_id, ())) for g in digest.gpus)
+    return replace(digest, gpus=gpus)
