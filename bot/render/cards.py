@@ -1,0 +1,66 @@
+"""Render a card: view + language → Block Kit message (`text` + `blocks`) and, from it, terminal text."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from bot.render import rows
+from bot.render.environments import block_environment, terminal_environment
+from bot.render.formats import Formatter
+from bot.render.messages import Messages
+
+log = logging.getLogger(__name__)
+
+KINDS = ("recommendation", "comparison", "price", "specs", "clarification", "help", "error", "knowledge", "digest")
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """A rendered card: the Slack message (`text` fallback + `blocks`) in one language."""
+
+    kind: str
+    language: str
+    text: str
+    blocks: tuple[Mapping[str, Any], ...]
+
+    def message(self) -> dict[str, Any]:
+        """Exactly what goes to Slack's chat.postMessage as `text` and `blocks`."""
+        return {"text": self.text, "blocks": list(self.blocks)}
+
+
+def render_card(kind: str, view: Any, language: str | None, *, now: datetime | None = None) -> Card:
+    """Render `blocks/<kind>.json.j2` for `view` in `language` and parse it into a Card."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown card kind {kind!r}")
+    messages = Messages.for_language(language)
+    f = Formatter(messages)
+    template = block_environment().get_template(f"blocks/{kind}.json.j2")
+    source = template.render(v=view, t=messages.text, p=messages.plain, f=f, now=now, **_presenters(f))
+    try:
+        message = json.loads(source)
+    except json.JSONDecodeError:
+        log.error("template blocks/%s.json.j2 produced invalid JSON in %s", kind, messages.language)
+        raise
+    return Card(kind, messages.language, message["text"], tuple(message["blocks"]))
+
+
+def render_terminal(card: Card) -> str:
+    """The same card as readable terminal text (bars and tables kept, mrkdwn markers dropped)."""
+    return terminal_environment().get_template("terminal/card.txt.j2").render(card=card).rstrip() + "\n"
+
+
+def _presenters(f: Formatter) -> dict[str, Any]:
+    """Python helpers the templates call to build localized rows (strings only, never blocks)."""
+    from bot.render import fits
+
+    return {
+        "comparison_table": rows.comparison_table,
+        "detail_rows": rows.detail_rows,
+        "price_table": rows.price_table,
+        "fit_lines": lambda lines: fits.fit_lines(lines, f),
+    }

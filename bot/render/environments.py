@@ -1,0 +1,75 @@
+"""The two Jinja2 environments: Block Kit JSON (every `{{ }}` is one JSON value) and terminal text."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from bot.render import filters
+
+_COMMON_FILTERS = {
+    "clip": filters.clip,
+    "bar": filters.text_bar,
+    "sparkline": filters.sparkline,
+    "table": filters.format_table,
+    "pad": filters.pad,
+}
+
+
+def json_value(value: Any) -> str:
+    """Finalize for the Block Kit environment: whatever an expression yields becomes one JSON value.
+
+    Decimals and other non-JSON values are refused: they must be formatted for the locale first.
+    """
+    if isinstance(value, Decimal):
+        raise TypeError("format money with f.money()/f.rate() before rendering it into a card")
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def compact_json(value: Any) -> str:
+    """Compact JSON text (for a button's `value`); the finalize then quotes it as a JSON string."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str)
+
+
+def terminal_value(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+@lru_cache(maxsize=1)
+def block_environment() -> Environment:
+    """Block Kit templates (`blocks/*.json.j2`): untrusted text goes through `mrkdwn`; no `|safe` anywhere."""
+    env = Environment(
+        loader=PackageLoader("bot", "templates"),
+        undefined=StrictUndefined,
+        autoescape=False,
+        finalize=json_value,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(_COMMON_FILTERS)
+    env.filters["mrkdwn"] = filters.escape_mrkdwn
+    env.filters["compact_json"] = compact_json
+    return env
+
+
+@lru_cache(maxsize=1)
+def terminal_environment() -> Environment:
+    """Terminal templates (`terminal/*.txt.j2`): plain text, no escaping, aligned columns."""
+    env = Environment(
+        loader=PackageLoader("bot", "templates"),
+        undefined=StrictUndefined,
+        autoescape=False,
+        finalize=terminal_value,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+    )
+    env.filters.update(_COMMON_FILTERS)
+    env.filters["plain"] = filters.mrkdwn_to_plain
+    env.filters["width"] = filters.display_width
+    env.filters["bracket"] = filters.bracket
+    return env

@@ -1,0 +1,127 @@
+"""Text filters for cards: Slack mrkdwn escaping, safe clipping, text bars, sparklines, column padding."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+ELLIPSIS = "…"
+# Bidi overrides/isolates can flip how following text reads; other C0/C1 controls mean nothing in a card.
+_HOSTILE_CONTROLS = re.compile(r"[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]")
+_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_BAR_FULL, _BAR_HALF, _BAR_EMPTY = "█", "▌", "░"
+_SPARK_LEVELS = "▁▂▃▄▅▆▇█"
+# Characters that must not be left dangling at a cut: joiners and variation selectors.
+_JOINERS = {"\u200d", "\ufe0e", "\ufe0f"}
+
+
+def strip_controls(text: str) -> str:
+    """Drop control and bidi-override characters (newline and tab stay)."""
+    return _HOSTILE_CONTROLS.sub("", text)
+
+
+def clip(text: str, limit: int) -> str:
+    """Cut `text` to at most `limit` characters, ending with an ellipsis, never mid-combining sequence."""
+    if len(text) <= limit:
+        return text
+    cut = text[: max(limit - 1, 0)]
+    while cut and (cut[-1] in _JOINERS or unicodedata.combining(cut[-1]) or _is_high_surrogate(cut[-1])):
+        cut = cut[:-1]
+    return cut + ELLIPSIS
+
+
+def _is_high_surrogate(char: str) -> bool:
+    return "\ud800" <= char <= "\udbff"
+
+
+def escape_mrkdwn(text: str, limit: int | None = None) -> str:
+    """Escape `&`, `<`, `>` so Slack shows the text as typed (no mentions, no links), clipped to `limit`.
+
+    The limit counts the escaped length, so an escaped entity is never cut in half.
+    """
+    text = strip_controls(str(text))
+    escaped = "".join(_ESCAPES.get(char, char) for char in text)
+    if limit is None or len(escaped) <= limit:
+        return escaped
+    out: list[str] = []
+    used = 0
+    for char in text:
+        piece = _ESCAPES.get(char, char)
+        if used + len(piece) > limit - 1:
+            break
+        out.append(piece)
+        used += len(piece)
+    return clip("".join(out) + "xx", used + 1)
+
+
+def text_bar(value: float, scale: float, width: int = 20) -> str:
+    """A horizontal bar: `value` out of `scale` over `width` cells, in half-cell steps (█ ▌ ░)."""
+    if scale <= 0 or value <= 0:
+        return _BAR_EMPTY * width
+    halves = min(round(value / scale * width * 2), width * 2)
+    if halves == 0:
+        halves = 1  # a non-zero value is always visible
+    full, half = divmod(halves, 2)
+    return _BAR_FULL * full + _BAR_HALF * half + _BAR_EMPTY * (width - full - half)
+
+
+def sparkline(values: Sequence[float | None]) -> str:
+    """One character per value on ▁..█ between the series min and max; a gap (None) is a space."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return ""
+    low, high = min(present), max(present)
+    span = high - low
+    chars = []
+    for value in values:
+        if value is None:
+            chars.append(" ")
+        elif span == 0:
+            chars.append(_SPARK_LEVELS[3])
+        else:
+            chars.append(_SPARK_LEVELS[round((value - low) / span * (len(_SPARK_LEVELS) - 1))])
+    return "".join(chars)
+
+
+def display_width(text: str) -> int:
+    """Terminal/monospace columns: East Asian wide and fullwidth characters take two."""
+    width = 0
+    for char in text:
+        if unicodedata.combining(char) or char in _JOINERS:
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return width
+
+
+def pad(text: str, width: int, align: str = "left") -> str:
+    """Pad to `width` display columns (wide characters counted as two)."""
+    gap = " " * max(width - display_width(text), 0)
+    return gap + text if align == "right" else text + gap
+
+
+def format_table(rows: Sequence[Sequence[str]], first_align: str = "left") -> str:
+    """Align a table of cells into monospace columns separated by two spaces (no trailing spaces)."""
+    if not rows:
+        return ""
+    columns = max(len(row) for row in rows)
+    widths = [max(display_width(row[i]) if i < len(row) else 0 for row in rows) for i in range(columns)]
+    lines = []
+    for row in rows:
+        cells = [pad(cell, widths[i], first_align if i == 0 else "left") for i, cell in enumerate(row)]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+_BOLD = re.compile(r"(?<![\w*])\*([^*\n]+)\*(?![\w*])")
+
+
+def mrkdwn_to_plain(text: str) -> str:
+    """Slack mrkdwn as terminal text: code fences and bold markers dropped, entities unescaped."""
+    text = text.replace("```", "")
+    text = _BOLD.sub(r"\1", text)
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def bracket(label: str) -> str:
+    return f"[{label}]"

@@ -1,0 +1,119 @@
+"""Locale-aware values for cards via Babel: numbers, money, dates, ages, and localized catalog names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+
+from babel.dates import format_date, format_timedelta
+from babel.numbers import format_currency, format_decimal, format_percent
+
+from bot.render.messages import BABEL_LOCALES, Messages
+
+DASH = "—"
+GIB = 1024**3
+# Architecture families the locales name ("Blackwell (GB202)" keeps its chip suffix untranslated).
+ARCH_FAMILIES = ("Blackwell Ultra", "Blackwell", "Hopper", "Ada Lovelace", "Ampere", "Turing", "Volta", "Pascal")
+
+
+@dataclass(frozen=True, slots=True)
+class Formatter:
+    """Formats values for one language; templates call it as `f`."""
+
+    messages: Messages
+
+    @property
+    def locale(self) -> str:
+        return BABEL_LOCALES[self.messages.language]
+
+    def number(self, value: float | int | Decimal | None, digits: int = 0) -> str:
+        """A grouped number with at most `digits` decimals (trailing zeros dropped); None → —."""
+        if value is None:
+            return DASH
+        pattern = "#,##0" + ("." + "#" * digits if digits else "")
+        return format_decimal(value, format=pattern, locale=self.locale)
+
+    def fixed(self, value: float | int | Decimal | None, digits: int = 1) -> str:
+        """A grouped number with exactly `digits` decimals; None → —."""
+        if value is None:
+            return DASH
+        pattern = "#,##0" + ("." + "0" * digits if digits else "")
+        return format_decimal(value, format=pattern, locale=self.locale)
+
+    def money(self, usd: Decimal | float | None, cents: bool = True) -> str:
+        """US dollars in the locale's currency format; whole dollars when `cents` is False."""
+        if usd is None:
+            return DASH
+        amount = Decimal(str(usd))
+        if not cents:
+            pattern = "¤#,##0" if self.locale in ("en", "ja", "ko", "zh_Hans") else "#,##0 ¤"
+            return format_currency(amount.quantize(Decimal(1)), "USD", format=pattern, locale=self.locale,
+                                   currency_digits=False)
+        return format_currency(amount, "USD", locale=self.locale)
+
+    def rate(self, usd_per_hour: Decimal | float | None) -> str:
+        """Dollars per GPU-hour: "$1.10/GPU-h" in the locale's words."""
+        if usd_per_hour is None:
+            return DASH
+        return self.messages.plain("unit.per_gpu_hour", price=self.money(usd_per_hour))
+
+    def percent(self, fraction: float | None, signed: bool = False) -> str:
+        """A percentage from a fraction (0.053 → 5.3 %), with a sign when asked."""
+        if fraction is None:
+            return DASH
+        pattern = "+#,##0.#%;-#,##0.#%" if signed else "#,##0.#%"
+        return format_percent(fraction, format=pattern, locale=self.locale)
+
+    def date(self, when: datetime | date | None) -> str:
+        """A medium date ("Mar 4, 2025", "2025年3月4日")."""
+        if when is None:
+            return DASH
+        return format_date(when, format="medium", locale=self.locale)
+
+    def age(self, then: datetime | None, now: datetime) -> str:
+        """How long ago, in words ("3 days ago", "3天前")."""
+        if then is None:
+            return DASH
+        return format_timedelta(then - now, add_direction=True, threshold=1.0, locale=self.locale)
+
+    def hours(self, hours: float | None) -> str:
+        """A duration in hours with sensible precision; under an hour shown in minutes."""
+        if hours is None:
+            return DASH
+        if hours < 1:
+            return self.messages.plain("unit.minutes", minutes=self.number(max(hours * 60, 1)))
+        digits = 1 if hours < 100 else 0
+        return self.messages.plain("unit.hours", hours=self.number(hours, digits))
+
+    def gib(self, value_gib: float | None) -> str:
+        """Memory in GiB with one decimal."""
+        if value_gib is None:
+            return DASH
+        return f"{self.fixed(value_gib, 1)} GiB"
+
+    def gb(self, value_gb: float | None) -> str:
+        """Memory in GB as catalogs write it (80 GB, 24 GB)."""
+        return DASH if value_gb is None else f"{self.number(value_gb, 1)} GB"
+
+    def tflops(self, value: float | None) -> str:
+        return DASH if value is None else f"{self.number(value, 1)} TFLOPS"
+
+    def architecture(self, name: str) -> str:
+        """The locale's name for an architecture family (布莱克韦尔, 암페어), chip suffix kept."""
+        for family in ARCH_FAMILIES:
+            if name == family or name.startswith(family + " ") or name.startswith(family + "("):
+                return self.messages.plain("arch." + family.lower().replace(" ", "_")) + name[len(family):]
+        return name
+
+    def segment(self, segment: str) -> str:
+        key = "segment." + segment
+        return self.messages.plain(key) if self.messages.has(key) else segment
+
+    def billing(self, increment_s: int) -> str:
+        """Billing granularity in words."""
+        names = {1: "billing.second", 60: "billing.minute", 3600: "billing.hour"}
+        if increment_s in names:
+            return self.messages.plain(names[increment_s])
+        return self.messages.plain("billing.other", seconds=self.number(increment_s))
+

@@ -1,0 +1,156 @@
+"""Typed inputs of the catalog cards (comparison, specs, price, clarification, help, error), built from a snapshot."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Literal, Protocol
+
+from rules.types import GpuSpec, Offer, Provider
+
+ClarifyKind = Literal["gpu_ambiguous", "gpu_unknown", "model_size_missing", "model_ambiguous", "compare_needs_two"]
+ErrorKind = Literal["generic", "expired"]
+
+
+class CatalogView(Protocol):
+    """The parts of `knowledge.snapshot.Snapshot` the cards read."""
+
+    gpus: Mapping[str, GpuSpec]
+    providers: Mapping[str, Provider]
+    offers_by_gpu: Mapping[str, tuple[Offer, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class GpuColumn:
+    """One GPU with its market summary: cheapest on-demand offer and how many providers rent it."""
+
+    gpu: GpuSpec
+    cheapest_on_demand: Offer | None
+    provider_count: int
+    cheapest_provider: str | None  # display name of the cheapest on-demand provider
+
+
+@dataclass(frozen=True, slots=True)
+class FitLine:
+    """A compared GPU's fit for the request's workload: an option summary or the reason it cannot."""
+
+    gpu_name: str
+    count: int | None = None
+    memory_gib: float | None = None
+    hours: float | None = None
+    cost_usd: Decimal | None = None
+    reason_code: str | None = None
+    reason_numbers: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ComparisonView:
+    columns: tuple[GpuColumn, ...]
+    prices_at: datetime | None
+    question: str = ""
+    workload_summary: str | None = None
+    fit: tuple[FitLine, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SpecsView:
+    column: GpuColumn
+    prices_at: datetime | None
+    question: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderPrice:
+    """One provider's cheapest per-GPU-hour prices for a GPU, on-demand and spot."""
+
+    provider_id: str
+    provider_name: str
+    on_demand_usd: Decimal | None
+    spot_usd: Decimal | None
+    billing_increment_s: int
+    observed_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class PriceView:
+    gpu: GpuSpec
+    rows: tuple[ProviderPrice, ...]  # cheapest first
+    prices_at: datetime | None
+    question: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """A button in a clarification: label shown, value sent back (a GPU id, a model id or a size)."""
+
+    label: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClarifyView:
+    kind: ClarifyKind
+    query: str | None
+    choices: tuple[Choice, ...]
+    state: Mapping[str, Any]  # the request so far, sent back with the chosen value
+    question: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class HelpView:
+    question: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorView:
+    kind: ErrorKind = "generic"
+    reference: str | None = None
+
+
+def provider_name(catalog: CatalogView, provider_id: str) -> str:
+    provider = catalog.providers.get(provider_id)
+    return provider.name if provider is not None else provider_id
+
+
+def gpu_column(catalog: CatalogView, gpu_id: str) -> GpuColumn:
+    """The GPU's specs plus its cheapest on-demand offer and provider count from the snapshot."""
+    offers = catalog.offers_by_gpu.get(gpu_id, ())
+    on_demand = [o for o in offers if o.tier == "on-demand"]
+    cheapest = min(on_demand, key=lambda o: o.usd_per_gpu_hour) if on_demand else None
+    return GpuColumn(
+        gpu=catalog.gpus[gpu_id],
+        cheapest_on_demand=cheapest,
+        provider_count=len({o.provider_id for o in offers}),
+        cheapest_provider=provider_name(catalog, cheapest.provider_id) if cheapest else None,
+    )
+
+
+def provider_prices(catalog: CatalogView, gpu_id: str) -> tuple[ProviderPrice, ...]:
+    """Per provider: the cheapest on-demand and spot $/GPU-hour, cheapest providers first."""
+    by_provider: dict[str, list[Offer]] = {}
+    for offer in catalog.offers_by_gpu.get(gpu_id, ()):
+        by_provider.setdefault(offer.provider_id, []).append(offer)
+    rows = [_provider_row(catalog, pid, offers) for pid, offers in by_provider.items()]
+    return tuple(sorted(rows, key=_price_order))
+
+
+def _provider_row(catalog: CatalogView, provider_id: str, offers: Sequence[Offer]) -> ProviderPrice:
+    def cheapest(tier: str) -> Decimal | None:
+        prices = [o.usd_per_gpu_hour for o in offers if o.tier == tier]
+        return min(prices) if prices else None
+
+    return ProviderPrice(
+        provider_id=provider_id,
+        provider_name=provider_name(catalog, provider_id),
+        on_demand_usd=cheapest("on-demand"),
+        spot_usd=cheapest("spot"),
+        billing_increment_s=min(o.billing_increment_s for o in offers),
+        observed_at=max(o.observed_at for o in offers),
+    )
+
+
+def _price_order(row: ProviderPrice) -> tuple[int, Decimal, str]:
+    best = row.on_demand_usd if row.on_demand_usd is not None else row.spot_usd
+    return (row.on_demand_usd is None, best if best is not None else Decimal(0), row.provider_id)
