@@ -1,0 +1,142 @@
+"""Compare the memory model with published measured runs: per-case error, band hits, summary stats."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from rules.memory import GIB, estimate_parts, to_estimate
+from rules.setup import resolve_setup
+from rules.shapes import Shape
+from rules.types import Workload
+
+HOLDOUT_MODULUS = 3  # a case is held out when sha256(id) % 3 == 0 (never tuned on)
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    """One measured run against the model, in GiB."""
+
+    case_id: str
+    source: str  # short source family: torchtune, peft, qwen, llamafactory, unsloth, qlora
+    kind: str  # measured, fit_limit, claim_upper_bound
+    held_out: bool
+    measured_gib: float
+    predicted_gib: float
+    low_gib: float
+    high_gib: float
+
+    @property
+    def error_pct(self) -> float:
+        """Signed % error of the prediction; an upper-bound claim that holds counts as 0."""
+        if self.kind == "claim_upper_bound" and self.predicted_gib <= self.measured_gib:
+            return 0.0
+        return 100.0 * (self.predicted_gib - self.measured_gib) / self.measured_gib
+
+    @property
+    def in_band(self) -> bool:
+        if self.kind == "claim_upper_bound":
+            return self.low_gib <= self.measured_gib
+        return self.low_gib <= self.measured_gib <= self.high_gib
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """Median / p90 absolute % error and band coverage over a group of cases."""
+
+    label: str
+    count: int
+    median_abs_pct: float
+    p90_abs_pct: float
+    in_band: int
+
+
+def is_held_out(case_id: str) -> bool:
+    return int(hashlib.sha256(case_id.encode()).hexdigest(), 16) % HOLDOUT_MODULUS == 0
+
+
+def source_family(case_id: str) -> str:
+    prefix = case_id.split("-", 1)[0]
+    return {"lf": "llamafactory", "tt": "torchtune", "tt2024": "torchtune", "tt2024apr": "torchtune",
+            "ttdoc": "torchtune", "peft": "peft", "qwen": "qwen", "qlora": "qlora",
+            "unsloth": "unsloth"}.get(prefix, prefix)
+
+
+def shape_from_config(name: str, row: Mapping[str, Any]) -> Shape:
+    return Shape(
+        name=name, params_b=float(row["params_b"]), active_params_b=float(row["params_b"]),
+        layers=int(row["layers"]), hidden_size=int(row["hidden"]), heads=int(row["heads"]),
+        kv_heads=int(row["kv_heads"]), intermediate_size=int(row["ffn"]),
+        vocab_size=int(row["vocab"]), tied_embeddings=bool(row["tied"]), moe_experts=0,
+        moe_active_experts=0, gated_mlp=bool(row.get("gated", True)), assumed=False,
+    )
+
+
+def measured_gib(case: Mapping[str, Any]) -> float:
+    value = float(case["measured_peak_gb_per_gpu"])
+    return value if str(case["unit"]).startswith("GiB") else value * 1e9 / GIB
+
+
+def evaluate_case(case: Mapping[str, Any], settings: Mapping[str, Any], shape: Shape) -> CaseResult:
+    """Run the memory model on one case's settings and compare with its measured peak."""
+    workload = Workload(
+        method=settings["method"], framework=settings.get("framework"), recipe=settings.get("recipe"),
+        optimizer=settings.get("optimizer"), precision=settings.get("precision"),
+        seq_len=settings["seq_len"], batch_size=settings["batch_size"],
+        grad_checkpointing=settings.get("grad_checkpointing"), lora_rank=settings.get("lora_rank"),
+        lora_targets=settings.get("lora_targets"), gpus=settings["gpus"],
+        sharding=settings.get("sharding"), offload=settings.get("offload"),
+    )
+    setup = resolve_setup(workload, method=settings["method"], gpus=settings["gpus"])
+    if "logits" in settings:
+        setup = replace(setup, logits=settings["logits"])
+    parts = estimate_parts(shape, setup, device_gib=settings.get("device_gib"))
+    estimate = to_estimate(parts, setup)
+    basis = settings["basis"]
+    level = {"allocated": parts.allocated_peak, "reserved": parts.reserved_peak}.get(basis, parts.device_peak)
+    shift = level - parts.device_peak  # the band moves with the reported level
+    return CaseResult(
+        case_id=case["id"], source=source_family(case["id"]), kind=case["kind"],
+        held_out=is_held_out(case["id"]), measured_gib=measured_gib(case), predicted_gib=level,
+        low_gib=estimate.low_gib + shift, high_gib=estimate.high_gib + shift,
+    )
+
+
+def evaluate_cases(
+    cases: Sequence[Mapping[str, Any]], settings: Mapping[str, Any], models: Mapping[str, Any]
+) -> list[CaseResult]:
+    return [
+        evaluate_case(case, settings[case["id"]], shape_from_config(case["model"], models[case["model"]]))
+        for case in cases
+    ]
+
+
+def _percentile(values: Sequence[float], fraction: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    position = (len(ordered) - 1) * fraction
+    low, high = math.floor(position), math.ceil(position)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def summarise(label: str, results: Iterable[CaseResult]) -> Summary:
+    rows = list(results)
+    errors = [abs(r.error_pct) for r in rows]
+    return Summary(label, len(rows), _percentile(errors, 0.5), _percentile(errors, 0.9),
+                   sum(r.in_band for r in rows))
+
+
+def summaries(results: Sequence[CaseResult]) -> list[Summary]:
+    """Overall, tuned vs held-out, and per source family."""
+    out = [summarise("all", results),
+           summarise("tuned", (r for r in results if not r.held_out)),
+           summarise("held-out", (r for r in results if r.held_out))]
+    for source in sorted({r.source for r in results}):
+        out.append(summarise(f"source:{source}", (r for r in results if r.source == source)))
+        out.append(summarise(f"source:{source}:held-out",
+                             (r for r in results if r.source == source and r.held_out)))
+    return out

@@ -1,0 +1,271 @@
+"""Peak GPU memory of a language-model run, per GPU, with a breakdown and a low/high band.
+
+Model states follow the recipe (DESIGN §3); activations follow Korthikanti et al. 2022
+("Reducing Activation Recomputation in Large Transformer Models", arXiv 2205.05198, §4) adapted
+to Llama-style blocks with FlashAttention/SDPA (no s² term): per layer the saved tensors are the
+two norm inputs and outputs, Q, K, V, the attention output, and the gated-MLP intermediates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rules.frameworks import optimizer_state_bytes, weight_and_grad_bytes
+from rules.setup import Setup
+from rules.shapes import Shape
+from rules.verdict import MemoryEstimate
+
+GIB = float(2**30)
+
+# CUDA context + cuBLAS/cuDNN workspaces as nvidia-smi shows them on A100/H100 with PyTorch 2.x
+# (0.5-0.9 GiB; PyTorch CUDA semantics notes). Calibrated value; see docs/CALIBRATION.md.
+CUDA_CONTEXT_GIB = 0.6
+# The caching allocator reserves more than it hands out: fragmentation over the dynamic
+# (per-step) tensors. Calibrated; see docs/CALIBRATION.md.
+RESERVE_FRACTION = 0.08
+# Bytes per logit element at the loss peak: bf16 logits (2) + fp32 upcast (4) + fp32 log-softmax
+# (4) kept for backward, then fp32 gradient (4) + gradient of the upcast (4) = 18. torchtune's
+# README shows 17.1 GiB saved by chunked CE on Llama 3.2 3B at b=2, s=4096 (1.05e9 logits).
+LOGIT_BYTES = {"full": 18.0, "chunked": 4.0, "fused": 0.5}
+# NF4 with double quantisation: 4 bits + 8-bit absmax per 64 + fp32 per 256 absmax blocks
+# (Dettmers et al. 2023, QLoRA §3); GPTQ int4 with group 128 is within 1 %.
+NF4_BYTES = 0.5 + 1 / 64 + 4 / (64 * 256)
+# Relative uncertainty of the dynamic part (activations, logits, gradients in flight).
+DYNAMIC_BAND = (0.30, 0.40)
+STATE_BAND = (0.04, 0.06)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryParts:
+    """Bytes per GPU by part (GiB) plus the three levels a measurement can report."""
+
+    weights: float
+    gradients: float
+    optimizer: float
+    adapters: float
+    activations: float
+    logits: float
+    context: float
+    reserve: float
+    cpu_offload: float
+    allocated_peak: float  # what torch.cuda.max_memory_allocated would show
+
+    @property
+    def reserved_peak(self) -> float:
+        return self.allocated_peak + self.reserve
+
+    @property
+    def device_peak(self) -> float:
+        return self.reserved_peak + self.context
+
+
+def adapter_param_count(shape: Shape, rank: int, targets: tuple[str, ...]) -> float:
+    """LoRA parameters: r·(d_in + d_out) per adapted matrix, per layer (MoE: per expert)."""
+    h, kv, f = shape.hidden_size, shape.kv_dim, shape.intermediate_size
+    dims = {"q": (h, h), "k": (h, kv), "v": (h, kv), "o": (h, h), "gate": (h, f), "up": (h, f),
+            "down": (f, h)}
+    experts = max(shape.moe_experts, 1)
+    per_layer = 0.0
+    for target in targets:
+        if target in dims:
+            d_in, d_out = dims[target]
+            copies = experts if target in ("gate", "up", "down") else 1
+            per_layer += copies * rank * (d_in + d_out)
+    total = per_layer * shape.layers
+    if "lm_head" in targets:
+        total += rank * (h + shape.vocab_size)
+    return total
+
+
+def frozen_weight_bytes(shape: Shape, weight_format: str) -> float:
+    """Base weights in their storage format; QLoRA keeps embeddings and the LM head in bf16."""
+    params = shape.params_b * 1e9
+    if weight_format == "nf4":
+        return shape.linear_params * NF4_BYTES + shape.embedding_params * 2
+    if weight_format == "int8":
+        return shape.linear_params * (1 + 4 / 4096) + shape.embedding_params * 2
+    if weight_format == "fp32":
+        return params * 4
+    return params * 2
+
+
+def layer_activation_elements(shape: Shape, kernels: str) -> float:
+    """Saved elements per token in one block (FlashAttention: no s² term)."""
+    h, kv = shape.hidden_size, shape.kv_dim
+    f = shape.intermediate_size * max(shape.moe_active_experts, 1)
+    mlp_tensors = 4 if shape.gated_mlp else 2  # gate, up, act(gate), product | fc1 out, act out
+    if kernels == "fused":
+        return 5 * h + 2 * kv + mlp_tensors / 2 * f  # fused RMSNorm and SwiGLU keep inputs only
+    return 6 * h + 2 * kv + mlp_tensors * f
+
+
+def activation_bytes(shape: Shape, setup: Setup) -> float:
+    """Saved activations for one micro-batch under the checkpointing mode."""
+    element = 4.0 if setup.recipe == "fp32" else 2.0
+    tokens = setup.seq_len * setup.batch_size * element
+    layer = layer_activation_elements(shape, setup.kernels) * tokens
+    boundary = shape.hidden_size * tokens  # one layer input kept per checkpoint
+    layers = shape.layers
+    if setup.checkpointing == "full":
+        saved = layers * boundary + layer
+    elif setup.checkpointing == "offloaded":
+        saved = 2 * boundary + layer
+    elif setup.checkpointing == "selective":
+        saved = (layers / 2) * layer + (layers / 2) * boundary + layer
+    else:
+        saved = layers * layer
+    return saved + 2 * boundary  # embedding output and final norm output
+
+
+def logit_bytes(shape: Shape, setup: Setup) -> float:
+    return LOGIT_BYTES[setup.logits] * setup.batch_size * setup.seq_len * shape.vocab_size
+
+
+@dataclass(frozen=True, slots=True)
+class _States:
+    weights: float
+    gradients: float
+    optimizer: float
+    adapters: float
+    cpu: float = 0.0
+
+
+def _full_states(shape: Shape, setup: Setup) -> _States:
+    params = shape.params_b * 1e9
+    weight_b, grad_b, _ = weight_and_grad_bytes(setup.recipe)
+    extra = setup.extra_grad_bytes if setup.recipe == "mixed" else 0
+    return _States(
+        weights=params * weight_b,
+        gradients=params * (grad_b + extra),
+        optimizer=params * optimizer_state_bytes(setup.optimizer, setup.recipe),
+        adapters=0.0,
+    )
+
+
+def _adapter_states(shape: Shape, setup: Setup) -> _States:
+    count = adapter_param_count(shape, setup.lora_rank, setup.lora_targets)
+    per_param = setup.adapter_bytes * 2  # adapter weight + its gradient
+    if setup.optimizer in ("adamw8bit", "paged_adamw8bit"):
+        per_param += 2
+    else:
+        per_param += 2 * setup.adapter_bytes
+    return _States(
+        weights=frozen_weight_bytes(shape, setup.weight_format),
+        gradients=0.0,
+        optimizer=0.0,
+        adapters=count * per_param,
+    )
+
+
+def _layer_weight_bytes(shape: Shape, setup: Setup) -> float:
+    """One block's weights as gathered by ZeRO-3/FSDP (in their storage format)."""
+    linear = shape.linear_params / max(shape.layers, 1)
+    per_param = NF4_BYTES if setup.weight_format == "nf4" else 2.0
+    return linear * per_param
+
+
+def _shard(states: _States, shape: Shape, setup: Setup) -> _States:
+    """Divide states over GPUs by ZeRO stage / FSDP, then move offloaded parts to the host."""
+    n = max(setup.gpus, 1)
+    w, g, o, a = states.weights, states.gradients, states.optimizer, states.adapters
+    stage = {"zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3}.get(setup.sharding, 0) if n > 1 else 0
+    if setup.offload and stage == 0:
+        stage = 2 if setup.gpus == 1 else stage  # single-GPU offload = ZeRO-Offload
+    o = o / n if stage >= 1 else o
+    g = g / n if stage >= 2 else g
+    if stage >= 3:
+        w, a = w / n, a / n
+    cpu = 0.0
+    if setup.offload:
+        cpu = o + g
+        o, g = 0.0, 0.0
+        if stage >= 3 or setup.sharding in ("zero3", "fsdp"):
+            cpu += w
+            w = 0.0
+    if stage >= 3 or (setup.offload and setup.sharding in ("zero3", "fsdp")):
+        w += 2 * _layer_weight_bytes(shape, setup)  # current + prefetched block
+    return _States(w, g, o, a, cpu)
+
+
+def _page_optimizer(states: _States, rest: float, device_gib: float | None, setup: Setup) -> _States:
+    """bitsandbytes paged optimizers live in unified memory and page out when the GPU is full."""
+    if not setup.optimizer.startswith("paged") or device_gib is None:
+        return states
+    if rest + states.optimizer <= device_gib * GIB:
+        return states
+    return _States(states.weights, states.gradients, 0.0, states.adapters,
+                   states.cpu + states.optimizer)
+
+
+def estimate_parts(shape: Shape, setup: Setup, *, device_gib: float | None = None) -> MemoryParts:
+    """Peak memory per GPU by part. `device_gib` lets paged optimizer state spill to the host."""
+    if not setup.is_training:
+        return _inference_parts(shape, setup)
+    full = setup.method in ("full", "pretrain")
+    states = _shard(_full_states(shape, setup) if full else _adapter_states(shape, setup), shape, setup)
+    acts = activation_bytes(shape, setup)
+    logits = logit_bytes(shape, setup)
+    if setup.weight_format in ("nf4", "int8"):
+        acts += 2 * 2 * shape.hidden_size * shape.intermediate_size  # dequantised working copies
+    dynamic = acts + logits
+    static = states.weights + states.adapters
+    states = _page_optimizer(states, static + dynamic + states.gradients, device_gib, setup)
+    grads = states.gradients
+    in_flight = grads + dynamic if setup.grads_persist else max(grads, dynamic)
+    shown_grads = grads if setup.grads_persist or grads >= dynamic else 0.0
+    shown_dynamic = 1.0 if setup.grads_persist or dynamic > grads else 0.0
+    allocated = static + states.optimizer + in_flight
+    return MemoryParts(
+        weights=states.weights / GIB,
+        gradients=shown_grads / GIB,
+        optimizer=states.optimizer / GIB,
+        adapters=states.adapters / GIB,
+        activations=acts * shown_dynamic / GIB,
+        logits=logits * shown_dynamic / GIB,
+        context=CUDA_CONTEXT_GIB,
+        reserve=RESERVE_FRACTION * in_flight / GIB,
+        cpu_offload=states.cpu / GIB,
+        allocated_peak=allocated / GIB,
+    )
+
+
+def kv_cache_bytes(shape: Shape, setup: Setup) -> float:
+    """K and V for every layer: 2 · layers · kv_heads · head_dim · context · batch · bytes (GQA-aware)."""
+    element = 1.0 if setup.weight_format == "fp8" else 2.0
+    return 2 * shape.layers * shape.kv_dim * setup.seq_len * setup.batch_size * element
+
+
+def _inference_parts(shape: Shape, setup: Setup) -> MemoryParts:
+    n = max(setup.gpus, 1)
+    fmt = setup.weight_format
+    weights = shape.params_b * 1e9 * {"fp32": 4.0, "int8": 1.0, "fp8": 1.0, "nf4": NF4_BYTES}.get(fmt, 2.0)
+    kv = kv_cache_bytes(shape, setup)
+    # Prefill working set: one block's activations for a 2048-token chunk, plus last-token logits.
+    chunk = min(setup.seq_len, 2048) * setup.batch_size * 2.0
+    work = layer_activation_elements(shape, "eager") * chunk + 4.0 * setup.batch_size * shape.vocab_size
+    per_gpu = (weights + kv) / n + work
+    return MemoryParts(
+        weights=weights / n / GIB, gradients=0.0, optimizer=0.0, adapters=0.0,
+        activations=kv / n / GIB + work / GIB, logits=0.0, context=CUDA_CONTEXT_GIB,
+        reserve=RESERVE_FRACTION * work / GIB, cpu_offload=0.0, allocated_peak=per_gpu / GIB,
+    )
+
+
+def to_estimate(parts: MemoryParts, setup: Setup, *, widen: float = 0.0) -> MemoryEstimate:
+    """The public estimate: expected device peak and a band; `widen` adds uncertainty for defaults."""
+    static = parts.weights + parts.optimizer + parts.adapters
+    dynamic = parts.device_peak - static - parts.context
+    low = static * (1 - STATE_BAND[0]) + dynamic * (1 - DYNAMIC_BAND[0] - widen) + parts.context * 0.5
+    high = static * (1 + STATE_BAND[1]) + dynamic * (1 + DYNAMIC_BAND[1] + 2 * widen) + parts.context
+    breakdown = {
+        "weights": parts.weights, "gradients": parts.gradients, "optimizer": parts.optimizer,
+        "adapters": parts.adapters, "activations": parts.activations, "logits": parts.logits,
+        "overhead": parts.context + parts.reserve,
+    }
+    residual = parts.device_peak - sum(breakdown.values())
+    breakdown["overhead"] += residual  # keeps the breakdown summing to the peak
+    return MemoryEstimate(
+        per_gpu_gib=round(parts.device_peak, 3), low_gib=round(max(low, 0.0), 3),
+        high_gib=round(high, 3), breakdown={k: round(v, 3) for k, v in breakdown.items()},
+        gpus=setup.gpus, sharding=setup.sharding, cpu_offload_gib=round(parts.cpu_offload, 3),
+    )

@@ -1,0 +1,159 @@
+"""Resolve a `Workload` into a complete `Setup`: every missing input gets a stated default."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from rules.frameworks import ALL_LINEAR, FRAMEWORK_DEFAULTS, OPTIMIZERS, RECIPES
+from rules.types import Workload
+
+DEFAULT_FRAMEWORK = "hf"
+DEFAULT_METHOD = "lora"
+DEFAULT_TRAIN_SEQ_LEN = 2048
+DEFAULT_INFERENCE_SEQ_LEN = 4096
+DEFAULT_TRAIN_BATCH = 2
+DEFAULT_INFERENCE_BATCH = 1
+DEFAULT_RESOLUTION = 1024
+
+_TARGET_NAMES = {
+    "q": "q", "q_proj": "q", "wq": "q", "k": "k", "k_proj": "k", "wk": "k", "v": "v",
+    "v_proj": "v", "wv": "v", "o": "o", "o_proj": "o", "output_proj": "o", "wo": "o",
+    "gate": "gate", "gate_proj": "gate", "w1": "gate", "up": "up", "up_proj": "up", "w3": "up",
+    "down": "down", "down_proj": "down", "w2": "down", "lm_head": "lm_head", "output": "lm_head",
+}
+_TARGET_GROUPS = {
+    "all": ALL_LINEAR, "all-linear": ALL_LINEAR, "all_linear": ALL_LINEAR, "qv": ("q", "v"),
+    "attn": ("q", "k", "v", "o"), "attention": ("q", "k", "v", "o"), "mlp": ("gate", "up", "down"),
+    "qkv": ("q", "k", "v"),
+}
+_RECIPE_ALIASES = {
+    "mixed_adamw": "mixed", "mixed": "mixed", "amp": "mixed", "bf16_adamw": "bf16", "bf16": "bf16",
+    "pure_bf16": "bf16", "optimizer_in_backward": "bf16_in_backward",
+    "optimizer_in_bwd": "bf16_in_backward", "bf16_in_backward": "bf16_in_backward", "fp32": "fp32",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """A fully specified run: what the memory, time and plan rules compute on."""
+
+    method: str
+    framework: str
+    recipe: str
+    optimizer: str
+    weight_format: str  # bf16, fp16, fp32, nf4, int8, fp8
+    seq_len: int
+    batch_size: int
+    checkpointing: str
+    lora_rank: int
+    lora_targets: tuple[str, ...]
+    gpus: int
+    sharding: str
+    offload: bool
+    kernels: str
+    logits: str
+    adapter_bytes: int
+    extra_grad_bytes: int
+    grads_persist: bool
+    resolution: int
+
+    @property
+    def is_training(self) -> bool:
+        return self.method != "inference"
+
+    @property
+    def uses_adapters(self) -> bool:
+        return self.method in ("lora", "qlora")
+
+
+def parse_lora_targets(text: str | None) -> tuple[str, ...] | None:
+    """'all' / 'qv' / 'attn' / 'q_proj,v_proj' -> canonical module names; None when unknown."""
+    if text is None:
+        return None
+    key = text.strip().lower()
+    if key in _TARGET_GROUPS:
+        return _TARGET_GROUPS[key]
+    names = [_TARGET_NAMES.get(part.strip()) for part in key.replace(";", ",").split(",") if part.strip()]
+    if not names or any(name is None for name in names):
+        return None
+    return tuple(dict.fromkeys(name for name in names if name is not None))
+
+
+def _weight_format(method: str, precision: str | None) -> str:
+    if method == "qlora":
+        return "int8" if precision == "int8" else "nf4"
+    if precision in ("fp32", "fp16", "int8", "fp8", "nf4"):
+        return precision
+    return "bf16"
+
+
+def _recipe(workload: Workload, method: str, framework: str, gpus: int) -> str:
+    if workload.precision == "fp32":
+        return "fp32"
+    if workload.recipe is not None and workload.recipe.lower() in _RECIPE_ALIASES:
+        return _RECIPE_ALIASES[workload.recipe.lower()]
+    if workload.precision == "fp16":
+        return "mixed"  # fp16 training needs fp32 master weights and loss scaling
+    recipe = FRAMEWORK_DEFAULTS[framework].full_recipe if method in ("full", "pretrain") else "bf16"
+    if recipe == "bf16_in_backward" and gpus > 1:
+        return "bf16"  # torchtune's distributed recipes step after backward
+    return recipe
+
+
+def _optimizer(workload: Workload, method: str, framework: str, recipe: str) -> str:
+    given = (workload.optimizer or "").lower().replace("-", "_")
+    if given in OPTIMIZERS:
+        return given
+    aliases = {"adamw_8bit": "adamw8bit", "adamw_bnb_8bit": "adamw8bit", "adam": "adamw",
+               "adamw_torch": "adamw", "paged_adamw_8bit": "paged_adamw8bit",
+               "paged_adamw_32bit": "paged_adamw", "adamw_torch_fused": "adamw"}
+    if given in aliases:
+        return aliases[given]
+    defaults = FRAMEWORK_DEFAULTS[framework]
+    if method in ("full", "pretrain"):
+        return defaults.full_optimizer if recipe == "bf16_in_backward" or framework != "torchtune" else "adamw"
+    return defaults.lora_optimizer
+
+
+def resolve_setup(workload: Workload, *, method: str, gpus: int) -> Setup:
+    """Fill every missing input from the framework's defaults and the house defaults above."""
+    framework = (workload.framework or DEFAULT_FRAMEWORK).lower()
+    framework = framework if framework in FRAMEWORK_DEFAULTS else DEFAULT_FRAMEWORK
+    defaults = FRAMEWORK_DEFAULTS[framework]
+    inference = method == "inference"
+    recipe = _recipe(workload, method, framework, gpus)
+    sharding = workload.sharding or ("none" if gpus == 1 else defaults.multi_gpu_sharding)
+    return Setup(
+        method=method,
+        framework=framework,
+        recipe=recipe,
+        optimizer=_optimizer(workload, method, framework, recipe),
+        weight_format=_weight_format(method, workload.precision),
+        seq_len=workload.seq_len or (DEFAULT_INFERENCE_SEQ_LEN if inference else DEFAULT_TRAIN_SEQ_LEN),
+        batch_size=workload.batch_size or (DEFAULT_INFERENCE_BATCH if inference else DEFAULT_TRAIN_BATCH),
+        checkpointing=workload.grad_checkpointing or ("none" if inference else defaults.checkpointing),
+        lora_rank=workload.lora_rank or defaults.lora_rank,
+        lora_targets=parse_lora_targets(workload.lora_targets) or defaults.lora_targets,
+        gpus=gpus,
+        sharding="none" if gpus == 1 and sharding in ("ddp", "none") else sharding,
+        offload=bool(workload.offload),
+        kernels=defaults.kernels,
+        logits=defaults.logits,
+        adapter_bytes=defaults.adapter_bytes,
+        extra_grad_bytes=defaults.extra_grad_bytes,
+        grads_persist=defaults.grads_persist,
+        resolution=workload.resolution or DEFAULT_RESOLUTION,
+    )
+
+
+def with_switch(setup: Setup, switch: str) -> Setup:
+    """The setup with one memory-saving switch turned on (checkpointing, 8bit_optimizer, qlora, offload)."""
+    if switch == "checkpointing":
+        return replace(setup, checkpointing="full")
+    if switch == "8bit_optimizer":
+        return replace(setup, optimizer="adamw8bit")
+    if switch == "qlora":
+        return replace(setup, method="qlora", weight_format="nf4")
+    if switch == "offload":
+        return replace(setup, offload=True)
+    raise ValueError(f"unknown switch {switch!r}")

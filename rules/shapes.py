@@ -1,0 +1,110 @@
+"""Model shapes for the memory and time model: from a preset, or a typical shape for a bare parameter count."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from rules.types import ModelSpec
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """The architecture numbers the estimates use. `assumed` = derived from a bare parameter count."""
+
+    name: str
+    params_b: float
+    active_params_b: float
+    layers: int
+    hidden_size: int
+    heads: int
+    kv_heads: int
+    intermediate_size: int
+    vocab_size: int
+    tied_embeddings: bool
+    moe_experts: int
+    moe_active_experts: int
+    gated_mlp: bool
+    assumed: bool
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden_size // self.heads
+
+    @property
+    def kv_dim(self) -> int:
+        return self.head_dim * self.kv_heads
+
+    @property
+    def embedding_params(self) -> float:
+        """Input embedding plus (untied) output head, in parameters."""
+        copies = 1 if self.tied_embeddings else 2
+        return float(copies * self.vocab_size * self.hidden_size)
+
+    @property
+    def linear_params(self) -> float:
+        """Parameters in the transformer blocks (what QLoRA quantises)."""
+        return max(self.params_b * 1e9 - self.embedding_params, 0.3 * self.params_b * 1e9)
+
+
+# Typical decoder shapes by size (Llama family configs on Hugging Face: Llama-3.2-1B/3B,
+# Llama-3.1-8B/70B/405B config.json; Llama-2-13B and CodeLlama-34B config.json).
+# (params_b, layers, hidden, heads, kv_heads, intermediate, vocab, tied)
+_TYPICAL: tuple[tuple[float, int, int, int, int, int, int, bool], ...] = (
+    (1.24, 16, 2048, 32, 8, 8192, 128256, True),
+    (3.21, 28, 3072, 24, 8, 8192, 128256, True),
+    (8.03, 32, 4096, 32, 8, 14336, 128256, False),
+    (13.0, 40, 5120, 40, 40, 13824, 32000, False),
+    (33.7, 48, 8192, 64, 8, 22016, 32000, False),
+    (70.6, 80, 8192, 64, 8, 28672, 128256, False),
+    (405.0, 126, 16384, 128, 8, 53248, 128256, False),
+)
+
+
+def shape_from_model(model: ModelSpec) -> Shape:
+    """A preset's own shape."""
+    return Shape(
+        name=model.id,
+        params_b=model.params_b,
+        active_params_b=model.active_params_b or model.params_b,
+        layers=model.layers,
+        hidden_size=model.hidden_size,
+        heads=model.heads,
+        kv_heads=model.kv_heads or model.heads,
+        intermediate_size=model.intermediate_size,
+        vocab_size=model.vocab_size,
+        tied_embeddings=model.tied_embeddings,
+        moe_experts=model.moe_experts,
+        moe_active_experts=model.moe_active_experts,
+        gated_mlp=True,
+        assumed=False,
+    )
+
+
+def typical_shape(params_b: float) -> Shape:
+    """A Llama-like dense shape for `params_b`: the nearest template, layers scaled to the count."""
+    template = min(_TYPICAL, key=lambda row: abs(row[0] / params_b - 1.0) + abs(params_b / row[0] - 1.0))
+    size, layers, hidden, heads, kv_heads, ffn, vocab, tied = template
+    embed = (1 if tied else 2) * vocab * hidden
+    per_layer = (size * 1e9 - embed) / layers
+    scaled_layers = max(1, round((params_b * 1e9 - embed) / per_layer)) if params_b * 1e9 > embed else 1
+    return Shape(
+        name=f"typical-{params_b:g}b",
+        params_b=params_b,
+        active_params_b=params_b,
+        layers=scaled_layers,
+        hidden_size=hidden,
+        heads=heads,
+        kv_heads=kv_heads,
+        intermediate_size=ffn,
+        vocab_size=vocab,
+        tied_embeddings=tied,
+        moe_experts=0,
+        moe_active_experts=0,
+        gated_mlp=True,
+        assumed=True,
+    )
+
+
+def with_params(shape: Shape, params_b: float) -> Shape:
+    """The same shape with a corrected total parameter count (keeps layers)."""
+    return replace(shape, params_b=params_b, active_params_b=min(shape.active_params_b, params_b))
