@@ -26,13 +26,26 @@ RESERVE_FRACTION = 0.08
 # Bytes per logit element at the loss peak: bf16 logits (2) + fp32 upcast (4) + fp32 log-softmax
 # (4) kept for backward, then fp32 gradient (4) + gradient of the upcast (4) = 18. torchtune's
 # README shows 17.1 GiB saved by chunked CE on Llama 3.2 3B at b=2, s=4096 (1.05e9 logits).
-LOGIT_BYTES = {"full": 18.0, "chunked": 4.0, "fused": 0.5}
+# Model code that computes the loss on bf16 logits (no upcast, e.g. Qwen-1 remote code) keeps
+# bf16 logits (2) + bf16 log-softmax (2) and their gradients (2 + 2) = 8.
+LOGIT_BYTES = {"full": 18.0, "bf16": 8.0, "chunked": 4.0, "fused": 0.5}
+# With checkpointing, backward recomputes one block and holds its activations plus their
+# gradients at once: about two blocks' worth of saved tensors.
+BACKWARD_WORKING_LAYERS = 2.0
+# PEFT's prepare_model_for_kbit_training upcasts the non-quantised parameters (embeddings, LM
+# head, norms) to fp32 in Hugging Face-based QLoRA; torchtune and Unsloth keep them in bf16.
+KBIT_UPCAST_FRAMEWORKS = ("hf", "axolotl", "llamafactory", "deepspeed")
 # NF4 with double quantisation: 4 bits + 8-bit absmax per 64 + fp32 per 256 absmax blocks
 # (Dettmers et al. 2023, QLoRA §3); GPTQ int4 with group 128 is within 1 %.
 NF4_BYTES = 0.5 + 1 / 64 + 4 / (64 * 256)
-# Relative uncertainty of the dynamic part (activations, logits, gradients in flight).
+# Relative uncertainty of each part (low, high): states are exact to a few %, activations depend
+# on kernels and library versions, logits on how the loss upcasts (8-18 B per logit element).
 DYNAMIC_BAND = (0.30, 0.40)
+LOGIT_BAND = (0.55, 0.10)
 STATE_BAND = (0.04, 0.06)
+# Whatever the parts say, a measured peak differs from the expected one by what the tool
+# measures (allocated vs reserved vs nvidia-smi) and loading transients: at least this much.
+TOTAL_BAND = (0.15, 0.15)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,13 +90,14 @@ def adapter_param_count(shape: Shape, rank: int, targets: tuple[str, ...]) -> fl
     return total
 
 
-def frozen_weight_bytes(shape: Shape, weight_format: str) -> float:
-    """Base weights in their storage format; QLoRA keeps embeddings and the LM head in bf16."""
+def frozen_weight_bytes(shape: Shape, weight_format: str, framework: str = "hf") -> float:
+    """Base weights in their storage format; QLoRA keeps embeddings and the LM head unquantised."""
     params = shape.params_b * 1e9
+    embed_bytes = 4.0 if framework in KBIT_UPCAST_FRAMEWORKS else 2.0
     if weight_format == "nf4":
-        return shape.linear_params * NF4_BYTES + shape.embedding_params * 2
+        return shape.linear_params * NF4_BYTES + shape.embedding_params * embed_bytes
     if weight_format == "int8":
-        return shape.linear_params * (1 + 4 / 4096) + shape.embedding_params * 2
+        return shape.linear_params * (1 + 4 / 4096) + shape.embedding_params * embed_bytes
     if weight_format == "fp32":
         return params * 4
     return params * 2
@@ -106,12 +120,13 @@ def activation_bytes(shape: Shape, setup: Setup) -> float:
     layer = layer_activation_elements(shape, setup.kernels) * tokens
     boundary = shape.hidden_size * tokens  # one layer input kept per checkpoint
     layers = shape.layers
+    working = BACKWARD_WORKING_LAYERS * layer
     if setup.checkpointing == "full":
-        saved = layers * boundary + layer
+        saved = layers * boundary + working
     elif setup.checkpointing == "offloaded":
-        saved = 2 * boundary + layer
+        saved = 2 * boundary + working
     elif setup.checkpointing == "selective":
-        saved = (layers / 2) * layer + (layers / 2) * boundary + layer
+        saved = (layers / 2) * layer + (layers / 2) * boundary + working
     else:
         saved = layers * layer
     return saved + 2 * boundary  # embedding output and final norm output
@@ -150,7 +165,7 @@ def _adapter_states(shape: Shape, setup: Setup) -> _States:
     else:
         per_param += 2 * setup.adapter_bytes
     return _States(
-        weights=frozen_weight_bytes(shape, setup.weight_format),
+        weights=frozen_weight_bytes(shape, setup.weight_format, setup.framework),
         gradients=0.0,
         optimizer=0.0,
         adapters=count * per_param,
@@ -254,9 +269,14 @@ def _inference_parts(shape: Shape, setup: Setup) -> MemoryParts:
 def to_estimate(parts: MemoryParts, setup: Setup, *, widen: float = 0.0) -> MemoryEstimate:
     """The public estimate: expected device peak and a band; `widen` adds uncertainty for defaults."""
     static = parts.weights + parts.optimizer + parts.adapters
-    dynamic = parts.device_peak - static - parts.context
-    low = static * (1 - STATE_BAND[0]) + dynamic * (1 - DYNAMIC_BAND[0] - widen) + parts.context * 0.5
-    high = static * (1 + STATE_BAND[1]) + dynamic * (1 + DYNAMIC_BAND[1] + 2 * widen) + parts.context
+    dynamic = parts.device_peak - static - parts.context - parts.logits
+    expected = parts.device_peak
+    low = (static * (1 - STATE_BAND[0]) + dynamic * (1 - DYNAMIC_BAND[0] - widen)
+           + parts.logits * (1 - LOGIT_BAND[0]) + parts.context * 0.5)
+    high = (static * (1 + STATE_BAND[1]) + dynamic * (1 + DYNAMIC_BAND[1] + 2 * widen)
+            + parts.logits * (1 + LOGIT_BAND[1]) + parts.context)
+    low = min(low, expected * (1 - TOTAL_BAND[0] - widen))
+    high = max(high, expected * (1 + TOTAL_BAND[1] + 2 * widen))
     breakdown = {
         "weights": parts.weights, "gradients": parts.gradients, "optimizer": parts.optimizer,
         "adapters": parts.adapters, "activations": parts.activations, "logits": parts.logits,
@@ -265,7 +285,7 @@ def to_estimate(parts: MemoryParts, setup: Setup, *, widen: float = 0.0) -> Memo
     residual = parts.device_peak - sum(breakdown.values())
     breakdown["overhead"] += residual  # keeps the breakdown summing to the peak
     return MemoryEstimate(
-        per_gpu_gib=round(parts.device_peak, 3), low_gib=round(max(low, 0.0), 3),
+        per_gpu_gib=round(expected, 3), low_gib=round(max(low, 0.0), 3),
         high_gib=round(high, 3), breakdown={k: round(v, 3) for k, v in breakdown.items()},
         gpus=setup.gpus, sharding=setup.sharding, cpu_offload_gib=round(parts.cpu_offload, 3),
     )
