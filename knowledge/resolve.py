@@ -1,0 +1,441 @@
+"""GPU and model name resolution: normalise, exact alias, counts, memory, families, then fuzzy."""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Literal, Protocol
+
+from rapidfuzz import fuzz
+
+from rules.types import GpuSpec
+
+log = logging.getLogger(__name__)
+
+Status = Literal["found", "ambiguous", "none"]
+
+# Fuzzy matching: a candidate needs FUZZY_CUTOFF (0-100, rapidfuzz ratio on the compact key) and must
+# beat the runner-up GPU by FUZZY_MARGIN points; otherwise the answer is ambiguous or none.
+FUZZY_CUTOFF = 84.0
+FUZZY_MARGIN = 6.0
+SUGGEST_CUTOFF = 55.0  # below this a GPU is not worth suggesting
+MAX_SUGGESTIONS = 3
+MAX_FAMILY = 8  # a token run shared by more GPUs than this ("rtx") is too vague to list
+MAX_QUERY_CHARS = 200  # longer text is not a GPU name; answer "none" without work
+MAX_COUNT = 4096  # "8x" ... "1024 x": anything bigger is not a GPU count
+MEMORY_TOLERANCE = 0.12  # cloud memory (GiB, often usable) vs catalog VRAM (GB)
+
+# Words that name a vendor or say "GPU" without telling GPUs apart.
+NOISE_WORDS = frozenset(
+    {"nvidia", "geforce", "tesla", "amd", "instinct", "radeon", "intel", "habana", "graphics", "card", "cards"}
+)
+VARIANT_SUFFIXES = frozenset({"ti", "super", "xt", "xtx"})  # "4080" is not the "4080 super"
+GPU_WORDS = frozenset({"gpu", "gpus"})  # dropped unless first ("gpu_1x_a100" is a Lambda instance)
+# GCP accelerator types (nvidia-tesla-a100 = the 40 GB part) are exact identifiers: kept as written.
+_GCP_ID = re.compile(r"nvidia(?:-[a-z0-9]+)+")
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+_PCIE = re.compile(r"\bpci (?:e|express)\b")
+_SXM = re.compile(r"\bsxm\d\b")
+_O_FOR_ZERO = re.compile(r"(?<=\d)o(?=\d|\s|$)")  # "A10O", "rtx 4o90"
+_MEMORY = re.compile(r"\b(\d+)\s*(?:gb|gib|g)\b")
+_TOKENS = re.compile(r"[a-z]+|\d+")
+_MEM_TOKEN = re.compile(r"^(\d+)gb$")
+_FORM_HINTS = {"pcie": "pcie", "pci": "pcie", "sxm": "sxm", "nvl": "nvl", "nvlink": "sxm"}  # words in instance names
+_COUNT_WORDS = {"single": 1, "one": 1, "dual": 2, "two": 2, "twin": 2, "quad": 4, "four": 4, "eight": 8, "octo": 8}
+_COUNT_PREFIX = re.compile(r"^(\d{1,4})\s*x\s*(.+)$")
+_COUNT_SUFFIX = re.compile(r"^(.+?)(?:\s+x\s*|(?<=\d)x)(\d{1,4})$")  # "h100 x8", "h100x8", not "rtx 4090"
+_COUNT_BARE = re.compile(r"^(\d{1,2})\s+([a-z].*)$")
+
+
+def normalise_gpu_name(text: str) -> str:
+    """Canonical form of a GPU name: ASCII lower case, vendor words dropped, memory as `80gb`.
+
+    NFKC (fullwidth to ASCII), casefold, `×` to `x`, separators to single spaces, `pci e` to `pcie`,
+    `sxm4`/`sxm5` to `sxm`, a letter O between digits to zero, `80G`/`80 GiB` to `80gb`. GCP
+    accelerator ids (`nvidia-tesla-a100`) are returned as written. Idempotent.
+    """
+    s = unicodedata.normalize("NFKC", text).casefold().strip().replace("×", "x")
+    if _GCP_ID.fullmatch(s):
+        return s
+    words = _NON_ALNUM.sub(" ", s).split()
+    words = [w for i, w in enumerate(words) if w not in NOISE_WORDS and (i == 0 or w not in GPU_WORDS)]
+    s = " ".join(words)
+    s = _PCIE.sub("pcie", s)
+    s = _SXM.sub("sxm", s)
+    s = _O_FOR_ZERO.sub("0", s)
+    s = _MEMORY.sub(r"\1gb", s)
+    return " ".join(s.split())
+
+
+def compact_key(normalised: str) -> str:
+    """The normalised name without spaces: `rtx 4090` and `rtx4090` meet here."""
+    return normalised.replace(" ", "")
+
+
+def name_tokens(normalised: str) -> tuple[str, ...]:
+    """Letter runs and digit runs, with memory kept whole: `a100 80gb` -> (a, 100, 80gb)."""
+    out: list[str] = []
+    for word in normalised.split():
+        out.extend([word] if _MEM_TOKEN.match(word) else _TOKENS.findall(word))
+    return tuple(out)
+
+
+class GpuAliasRow(Protocol):
+    """The fields of `knowledge.tables.GpuAliasBase` the index reads."""
+
+    alias: str
+    gpu_id: str
+    kind: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class GpuMatch:
+    """What a GPU name resolved to. `count` = GPUs implied by "2x4090" or an instance type."""
+
+    status: Status
+    query: str
+    gpu_id: str | None = None
+    candidates: tuple[str, ...] = ()
+    suggestions: tuple[str, ...] = ()
+    count: int | None = None
+    method: str = ""  # alias, family, memory, fuzzy: how it was found (for "I took X as Y")
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    gpu_id: str
+    count: int  # GPUs an instance alias implies, 0 otherwise
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class GpuIndex:
+    """Immutable lookup tables over the catalog's GPUs and aliases."""
+
+    gpus: Mapping[str, GpuSpec]
+    exact: Mapping[str, _Entry]  # compact key -> entry
+    bags: Mapping[tuple[str, ...], frozenset[str]]  # sorted tokens -> GPU ids (order-free spellings)
+    family_keys: tuple[tuple[tuple[str, ...], str], ...]  # (tokens, gpu id) for family and fuzzy
+    fuzzy_keys: tuple[tuple[str, str], ...]  # (compact key, gpu id)
+    _cache: dict[object, GpuMatch] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def build(cls, gpus: Mapping[str, GpuSpec], aliases: Iterable[GpuAliasRow]) -> GpuIndex:
+        """Index ids, names and aliases; explicit aliases win over names on a clash."""
+        keyed: dict[str, _Entry] = {}
+        for gpu in gpus.values():
+            for text in (gpu.id, gpu.name):
+                keyed.setdefault(compact_key(normalise_gpu_name(text)), _Entry(gpu.id, 0, "name"))
+        spelled: list[tuple[str, str]] = [(normalise_gpu_name(g.id), g.id) for g in gpus.values()]
+        spelled += [(normalise_gpu_name(g.name), g.id) for g in gpus.values()]
+        for row in aliases:
+            if row.gpu_id not in gpus:
+                log.warning("alias %r points at unknown GPU %r; skipped", row.alias, row.gpu_id)
+                continue
+            norm = normalise_gpu_name(row.alias)
+            keyed[compact_key(norm)] = _Entry(row.gpu_id, row.count, row.kind)
+            if not _GCP_ID.fullmatch(norm) and row.kind != "instance":
+                spelled.append((norm, row.gpu_id))
+        bags: dict[tuple[str, ...], set[str]] = {}
+        for norm, gpu_id in spelled:
+            bags.setdefault(tuple(sorted(name_tokens(norm))), set()).add(gpu_id)
+        family = tuple(dict.fromkeys((name_tokens(n), g) for n, g in spelled))
+        fuzzy_keys = tuple(dict.fromkeys((compact_key(n), g) for n, g in spelled))
+        return cls(dict(gpus), keyed, {k: frozenset(v) for k, v in bags.items()}, family, fuzzy_keys)
+
+    def resolve(self, name: str) -> GpuMatch:
+        """Resolve a GPU name as a person or a cloud writes it (cached per query text)."""
+        hit = self._cache.get(name)
+        if hit is None:
+            hit = self._resolve(name)
+            if len(self._cache) < 50_000:
+                self._cache[name] = hit
+        return hit
+
+    def _resolve(self, name: str) -> GpuMatch:
+        if len(name) > MAX_QUERY_CHARS:
+            return GpuMatch("none", name)
+        norm = normalise_gpu_name(name)
+        if not norm:
+            return GpuMatch("none", name)
+        found = self._lookup(norm, name)
+        if found is not None:
+            return found
+        split = split_count(norm)
+        if split is not None:
+            count, rest = split
+            inner = self._lookup(rest, name)
+            if inner is not None:
+                return _with_count(inner, count)
+            return _with_count(self._fuzzy(rest, name), count)
+        return self._fuzzy(norm, name)
+
+    def _lookup(self, norm: str, query: str) -> GpuMatch | None:
+        """Exact key, order-free tokens, then the family of GPUs spelled with these tokens."""
+        entry = self.exact.get(compact_key(norm))
+        if entry is not None:
+            return GpuMatch("found", query, entry.gpu_id, count=entry.count or None, method="alias")
+        tokens = name_tokens(norm)
+        bag = self.bags.get(tuple(sorted(tokens)))
+        if bag is not None and len(bag) == 1:
+            return GpuMatch("found", query, next(iter(bag)), method="alias")
+        return self._family(tokens, query)
+
+    def _family(self, tokens: tuple[str, ...], query: str) -> GpuMatch | None:
+        memory = [int(m.group(1)) for t in tokens if (m := _MEM_TOKEN.match(t))]
+        core = tuple(t for t in tokens if not _MEM_TOKEN.match(t))
+        if not core or len(memory) > 1 or not any(t.isdigit() for t in core):
+            return None
+        containing = [(key, gid) for key, gid in self.family_keys if _contains(key, core)]
+        ids = list(dict.fromkeys(gid for _, gid in containing))
+        if not ids or len(ids) > MAX_FAMILY:
+            return None
+        if memory:
+            ids = [g for g in ids if _vram_matches(self.gpus[g], memory[0])]
+            if not ids:
+                return GpuMatch("none", query, suggestions=tuple(dict.fromkeys(gid for _, gid in containing))[:MAX_SUGGESTIONS])
+        else:  # "3090" means the 3090, not the 3090 Ti: drop variants named only with an upgrade suffix
+            upgraded = {g for g in ids if all(_followed_by_variant(k, core) for k, gid in containing if gid == g)}
+            ids = [g for g in ids if g not in upgraded] or ids
+        return self._pick(ids, query, "memory" if memory else "family")
+
+    def family_ids(self, norm: str) -> list[str]:
+        """GPUs with a spelling containing this name's tokens (memory ignored), in catalog order."""
+        core = tuple(t for t in name_tokens(norm) if not _MEM_TOKEN.match(t))
+        found = {gid for key, gid in self.family_keys if core and _contains(key, core)}
+        return [g for g in self.gpus if g in found]
+
+    def _pick(self, ids: list[str], query: str, method: str) -> GpuMatch:
+        """One GPU, or the SXM part when variants differ only in form factor, else ambiguous."""
+        if len(ids) == 1:
+            return GpuMatch("found", query, ids[0], method=method)
+        specs = [self.gpus[g] for g in ids]
+        if len({s.vram_gb for s in specs}) == 1:
+            sxm = [s.id for s in specs if s.form_factor.upper().startswith("SXM")]
+            if len(sxm) == 1:
+                return GpuMatch("found", query, sxm[0], method=method)
+        ordered = sorted(ids, key=lambda g: (not self.gpus[g].form_factor.upper().startswith("SXM"), -self.gpus[g].vram_gb))
+        return GpuMatch("ambiguous", query, candidates=tuple(ordered))
+
+    def _fuzzy(self, norm: str, query: str) -> GpuMatch:
+        """Typos: best ratio per GPU; accept only above the cutoff and clearly ahead of the runner-up."""
+        ranked = self.fuzzy_scores(norm)
+        if not ranked:
+            return GpuMatch("none", query)
+        (best_id, best), runner = ranked[0], ranked[1] if len(ranked) > 1 else ("", 0.0)
+        digits_ok = _digits(norm) <= _digit_set(self, best_id)
+        if best >= FUZZY_CUTOFF and best - runner[1] >= FUZZY_MARGIN and digits_ok:
+            return GpuMatch("found", query, best_id, method="fuzzy")
+        close = tuple(g for g, s in ranked if s >= FUZZY_CUTOFF and best - s < FUZZY_MARGIN)
+        if len(close) > 1:
+            return GpuMatch("ambiguous", query, candidates=close[:MAX_FAMILY])
+        suggestions = tuple(g for g, s in ranked[:MAX_SUGGESTIONS] if s >= SUGGEST_CUTOFF)
+        return GpuMatch("none", query, suggestions=suggestions)
+
+    def fuzzy_scores(self, norm: str) -> list[tuple[str, float]]:
+        """GPU ids with their best rapidfuzz ratio against any spelling, best first (ties: catalog order)."""
+        q = compact_key(norm)
+        best: dict[str, float] = {}
+        for key, gid in self.fuzzy_keys:
+            score = fuzz.ratio(q, key)
+            if score > best.get(gid, -1.0):
+                best[gid] = score
+        order = {g: i for i, g in enumerate(self.gpus)}
+        return sorted(best.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+
+
+def _contains(key: tuple[str, ...], part: tuple[str, ...]) -> bool:
+    n = len(part)
+    return any(key[i : i + n] == part for i in range(len(key) - n + 1))
+
+
+def _followed_by_variant(key: tuple[str, ...], part: tuple[str, ...]) -> bool:
+    """True when every occurrence of `part` in `key` is followed by Ti/Super/XT (a different card)."""
+    n = len(part)
+    starts = [i for i in range(len(key) - n + 1) if key[i : i + n] == part]
+    return bool(starts) and all(i + n < len(key) and key[i + n] in VARIANT_SUFFIXES for i in starts)
+
+
+def _vram_matches(gpu: GpuSpec, memory: float) -> bool:
+    return abs(gpu.vram_gb - memory) <= MEMORY_TOLERANCE * gpu.vram_gb
+
+
+def _digits(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"\d+", text))
+
+
+def _digit_set(index: GpuIndex, gpu_id: str) -> frozenset[str]:
+    """Every number used in any spelling of this GPU (a fuzzy match may not invent numbers)."""
+    return frozenset(d for key, gid in index.fuzzy_keys if gid == gpu_id for d in re.findall(r"\d+", key))
+
+
+def _with_count(match: GpuMatch, count: int) -> GpuMatch:
+    total = count * (match.count or 1)
+    return GpuMatch(match.status, match.query, match.gpu_id, match.candidates, match.suggestions, total, match.method)
+
+
+def split_count(norm: str) -> tuple[int, str] | None:
+    """`2x 4090`, `8 x h100`, `h100 x8`, `dual 3090`, `4 a100` -> (count, rest); None if no count."""
+    words = norm.split()
+    if len(words) > 1 and words[0] in _COUNT_WORDS:
+        return _COUNT_WORDS[words[0]], " ".join(words[1:])
+    for pattern, count_group, rest_group in ((_COUNT_PREFIX, 1, 2), (_COUNT_SUFFIX, 2, 1), (_COUNT_BARE, 1, 2)):
+        m = pattern.match(norm)
+        if m and 1 <= int(m.group(count_group)) <= MAX_COUNT and m.group(rest_group).strip():
+            return int(m.group(count_group)), m.group(rest_group).strip()
+    return None
+
+
+def resolve_cloud_accelerator(
+    index: GpuIndex,
+    accelerator_name: str,
+    memory_gib: float | None = None,
+    instance_type: str | None = None,
+    gpu_count: int | None = None,
+) -> GpuMatch:
+    """Map a price catalog row to a GPU: instance alias, then name + per-GPU memory, then the name.
+
+    `nvidia-tesla-a100`, `A100` + 40 GiB, `p4d.24xlarge` all land on one catalog id; the form factor
+    comes from the instance alias or a `pcie`/`sxm` word in the instance name, else the SXM default.
+    Some catalogs give the memory of all GPUs together: with `gpu_count`, memory / count is tried too.
+    """
+    key = (accelerator_name, None if memory_gib is None else round(memory_gib, 1), instance_type, gpu_count)
+    hit = index._cache.get(key)
+    if hit is None:
+        memories = [m for m in (memory_gib, memory_gib / gpu_count if memory_gib and gpu_count else None) if m]
+        hit = _resolve_cloud(index, accelerator_name, memories, instance_type)
+        index._cache[key] = hit
+    return hit
+
+
+def _resolve_cloud(index: GpuIndex, name: str, memories: list[float], instance_type: str | None) -> GpuMatch:
+    instance = normalise_gpu_name(instance_type or "")
+    if instance:
+        entry = index.exact.get(compact_key(instance))
+        if entry is not None and entry.kind == "instance":
+            return GpuMatch("found", name, entry.gpu_id, count=entry.count or None, method="instance")
+    match = index.resolve(name)
+    if match.status == "none":
+        return match
+    ids = list(match.candidates) if match.status == "ambiguous" else index.family_ids(normalise_gpu_name(name))
+    for memory in memories:
+        fits = [g for g in ids if _vram_matches(index.gpus[g], memory)]
+        if fits:
+            ids = fits
+            break
+    hint = {_FORM_HINTS[t] for t in name_tokens(instance) if t in _FORM_HINTS}
+    if hint:
+        ids = [g for g in ids if hint & set(name_tokens(normalise_gpu_name(g)))] or ids
+    if match.gpu_id is not None and (match.gpu_id in ids or not ids):
+        return match if len(ids) != 1 else replace(match, gpu_id=ids[0], method="memory")
+    picked = index._pick(ids, name, "memory")
+    return picked if picked.status == "found" else match
+
+
+# Model names: a trailing word from this set does not change the architecture.
+MODEL_SUFFIXES = frozenset(
+    {"instruct", "chat", "hf", "it", "pt", "base", "gguf", "awq", "gptq", "fp8", "bnb", "4bit", "8bit", "unsloth"}
+)
+MODEL_FUZZY_CUTOFF = 88.0
+MODEL_FUZZY_MARGIN = 5.0
+
+
+def normalise_model_name(text: str) -> str:
+    """`meta-llama/Llama-3.1-8B-Instruct` -> `llama 3 1 8b`: org dropped, suffixes like -Instruct/-hf/-it dropped."""
+    s = unicodedata.normalize("NFKC", text).casefold().strip()
+    s = s.rstrip("/").rsplit("/", 1)[-1]
+    words = _NON_ALNUM.sub(" ", s).split()
+    while len(words) > 1 and words[-1] in MODEL_SUFFIXES:
+        words.pop()
+    return " ".join(words)
+
+
+class ModelAliasRow(Protocol):
+    """The fields of `knowledge.tables.ModelAliasBase` the index reads."""
+
+    alias: str
+    model_id: str
+
+
+class _ModelLike(Protocol):
+    id: str
+    name: str
+    hf_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelMatch:
+    """What a model name or Hugging Face id resolved to."""
+
+    status: Status
+    query: str
+    model_id: str | None = None
+    candidates: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ModelIndex:
+    """Lookup of model presets by id, name, alias or HF id (org prefix and -Instruct optional)."""
+
+    exact: Mapping[str, str]  # compact key -> model id
+    spelled: tuple[tuple[tuple[str, ...], str], ...]  # (tokens, model id)
+    order: Mapping[str, int]
+
+    @classmethod
+    def build(cls, models: Mapping[str, _ModelLike], aliases: Iterable[ModelAliasRow]) -> ModelIndex:
+        texts = [(t, m.id) for m in models.values() for t in (m.id, m.name, m.hf_id) if t]
+        texts += [(a.alias, a.model_id) for a in aliases if a.model_id in models]
+        exact: dict[str, str] = {}
+        for text, model_id in texts:
+            exact.setdefault(compact_key(normalise_model_name(text)), model_id)
+        spelled = tuple(dict.fromkeys((_model_tokens(normalise_model_name(t)), m) for t, m in texts))
+        return cls(exact, spelled, {m: i for i, m in enumerate(models)})
+
+    def resolve(self, text: str) -> ModelMatch:
+        """Found, ambiguous (`llama 70b`, `qwen 14b`) with candidates, or none."""
+        if len(text) > MAX_QUERY_CHARS:
+            return ModelMatch("none", text)
+        norm = normalise_model_name(text)
+        if not norm:
+            return ModelMatch("none", text)
+        model_id = self.exact.get(compact_key(norm))
+        if model_id is not None:
+            return ModelMatch("found", text, model_id)
+        tokens = _model_tokens(norm)
+        if any(t.isalpha() and t != "b" for t in tokens):
+            ids = self._sorted({m for key, m in self.spelled if _is_subsequence(tokens, key)})
+            if len(ids) == 1:
+                return ModelMatch("found", text, ids[0])
+            if 1 < len(ids) <= MAX_FAMILY:
+                return ModelMatch("ambiguous", text, candidates=tuple(ids))
+        return self._fuzzy(norm, tokens, text)
+
+    def _fuzzy(self, norm: str, tokens: tuple[str, ...], text: str) -> ModelMatch:
+        numbers = sorted(t for t in tokens if t.isdigit())
+        best: dict[str, float] = {}
+        for key, model_id in self.spelled:
+            if sorted(t for t in key if t.isdigit()) != numbers:
+                continue  # a typo may not change a size or a version
+            score = fuzz.ratio(compact_key(norm), "".join(key))
+            best[model_id] = max(score, best.get(model_id, 0.0))
+        ranked = sorted(best.items(), key=lambda kv: (-kv[1], self.order[kv[0]]))
+        close = [m for m, s in ranked if s >= MODEL_FUZZY_CUTOFF and ranked[0][1] - s < MODEL_FUZZY_MARGIN]
+        if len(close) == 1:
+            return ModelMatch("found", text, close[0])
+        return ModelMatch("ambiguous" if close else "none", text, candidates=tuple(close[:MAX_FAMILY]))
+
+    def _sorted(self, ids: set[str]) -> list[str]:
+        return sorted(ids, key=lambda m: self.order.get(m, 0))
+
+
+def _model_tokens(norm: str) -> tuple[str, ...]:
+    return tuple(_TOKENS.findall(norm))
+
+
+def _is_subsequence(part: tuple[str, ...], key: tuple[str, ...]) -> bool:
+    it = iter(key)
+    return all(any(t == k for k in it) for t in part)
