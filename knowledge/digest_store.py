@@ -1,0 +1,280 @@
+"""Stored digest state: subscriptions, the exactly-once period claims, personal alerts, hysteresis, source health."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from sqlalchemy import Engine, delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session
+
+from knowledge.digest_tables import ChangeState, DigestPeriod, DigestSubscription, PriceAlert, PriceSourceStatus
+from rules.changes import SeriesKey, SeriesState
+
+log = logging.getLogger(__name__)
+CLAIM_LEASE = timedelta(minutes=5)  # a claim older than this whose owner never finished is taken over
+MAX_ERROR_CHARS = 300
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriptionSettings:
+    cadence: str  # daily, weekly
+    local_hour: int
+    local_minute: int
+    timezone: str
+    weekday: int
+    threshold_pct: Decimal
+    threshold_usd: Decimal
+    gpu_filter: tuple[str, ...]
+    language: str
+    report_empty: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """This process owns posting one period. `takeover` = an earlier attempt may have posted already."""
+
+    period_id: int
+    subscription_id: int
+    period_key: str
+    attempts: int
+    takeover: bool
+    claimed_at: datetime
+
+
+def upsert_subscription(
+    engine: Engine, *, team_id: str, channel_id: str, settings: SubscriptionSettings, user_id: str, now: datetime
+) -> DigestSubscription:
+    """Subscribe a channel, or change its settings; a re-subscription clears its last error."""
+    values = {
+        "cadence": settings.cadence, "local_hour": settings.local_hour, "local_minute": settings.local_minute,
+        "timezone": settings.timezone, "weekday": settings.weekday, "threshold_pct": settings.threshold_pct,
+        "threshold_usd": settings.threshold_usd, "gpu_filter": ",".join(settings.gpu_filter),
+        "language": settings.language, "report_empty": settings.report_empty, "status": "active",
+        "last_error": None, "last_error_at": None, "updated_at": now,
+    }
+    with Session(engine, expire_on_commit=False) as s, s.begin():
+        sub = _find(s, team_id, channel_id)
+        if sub is None:
+            sub = DigestSubscription(team_id=team_id, channel_id=channel_id, created_by=user_id, created_at=now,
+                                     last_prices_at=now, **values)
+            s.add(sub)
+        else:
+            if sub.status != "active" or sub.gpu_filter != values["gpu_filter"]:
+                sub.last_prices_at = now  # a (re)started or re-scoped digest starts from today's prices
+                s.execute(delete(ChangeState).where(ChangeState.subscription_id == sub.id))  # type: ignore[arg-type]
+            for k, v in values.items():
+                setattr(sub, k, v)
+        s.flush()
+        return sub
+
+
+def _find(s: Session, team_id: str, channel_id: str) -> DigestSubscription | None:
+    q = select(DigestSubscription).where(DigestSubscription.team_id == team_id, DigestSubscription.channel_id == channel_id)
+    return s.execute(q).scalars().first()
+
+
+def find_subscription(engine: Engine, team_id: str, channel_id: str) -> DigestSubscription | None:
+    with Session(engine, expire_on_commit=False) as s:
+        return _find(s, team_id, channel_id)
+
+
+def turn_off(engine: Engine, *, team_id: str, channel_id: str, now: datetime) -> bool:
+    """Unsubscribe a channel; False when it had no active digest."""
+    with Session(engine) as s, s.begin():
+        sub = _find(s, team_id, channel_id)
+        if sub is None or sub.status != "active":
+            return False
+        sub.status, sub.updated_at = "off", now
+        return True
+
+
+def list_subscriptions(engine: Engine, *, team_id: str | None = None, active_only: bool = True) -> list[DigestSubscription]:
+    """Subscriptions of one workspace (or all, for the scheduler), oldest first."""
+    q = select(DigestSubscription).order_by(DigestSubscription.id)  # type: ignore[arg-type]
+    if team_id is not None:
+        q = q.where(DigestSubscription.team_id == team_id)
+    if active_only:
+        q = q.where(DigestSubscription.status == "active")
+    with Session(engine, expire_on_commit=False) as s:
+        return list(s.execute(q).scalars())
+
+
+def record_error(engine: Engine, subscription_id: int, error: str | None, now: datetime) -> None:
+    """Remember (or clear, with None) the delivery error shown in App Home."""
+    with Session(engine) as s, s.begin():
+        s.execute(
+            update(DigestSubscription).where(DigestSubscription.id == subscription_id)  # type: ignore[arg-type]
+            .values(last_error=error[:MAX_ERROR_CHARS] if error else None, last_error_at=now if error else None)
+        )
+
+
+def claim_period(engine: Engine, *, subscription_id: int, period_key: str, worker: str, now: datetime) -> Claim | None:
+    """Claim one period before posting: a unique row. None when another process holds or finished it."""
+    try:
+        with Session(engine) as s, s.begin():
+            row = DigestPeriod(subscription_id=subscription_id, period_key=period_key, claimed_by=worker, claimed_at=now)
+            s.add(row)
+            s.flush()
+            assert row.id is not None
+            return Claim(row.id, subscription_id, period_key, 1, False, now)
+    except IntegrityError:
+        return _take_over(engine, subscription_id, period_key, worker, now)
+
+
+def _take_over(engine: Engine, subscription_id: int, period_key: str, worker: str, now: datetime) -> Claim | None:
+    """Take a period whose attempt failed transiently, or whose owner died (lease expired): compare-and-swap."""
+    with Session(engine) as s, s.begin():
+        row = s.execute(
+            select(DigestPeriod).where(DigestPeriod.subscription_id == subscription_id, DigestPeriod.period_key == period_key)
+        ).scalars().first()
+        if row is None or row.id is None:
+            return None
+        claimed_at = row.claimed_at if row.claimed_at.tzinfo else row.claimed_at.replace(tzinfo=now.tzinfo)
+        stale = row.status == "claimed" and now - claimed_at >= CLAIM_LEASE
+        if row.status != "retry" and not stale:
+            return None
+        result = s.execute(
+            update(DigestPeriod)
+            .where(DigestPeriod.id == row.id, DigestPeriod.attempts == row.attempts, DigestPeriod.status == row.status)  # type: ignore[arg-type]
+            .values(status="claimed", claimed_by=worker, claimed_at=now, attempts=row.attempts + 1)
+        )
+        if result.rowcount != 1:  # type: ignore[attr-defined]
+            return None
+        return Claim(row.id, subscription_id, period_key, row.attempts + 1, True, now)
+
+
+def finish_period(
+    engine: Engine,
+    claim: Claim,
+    *,
+    status: str,
+    now: datetime,
+    message_ts: str | None = None,
+    error: str | None = None,
+    prices_at: datetime | None = None,
+    states: Mapping[SeriesKey, SeriesState] | None = None,
+) -> None:
+    """Record the outcome. posted/empty also move the channel's baseline (what it was told) forward."""
+    with Session(engine) as s, s.begin():
+        s.execute(
+            update(DigestPeriod).where(DigestPeriod.id == claim.period_id)  # type: ignore[arg-type]
+            .values(status=status, message_ts=message_ts, error=error[:MAX_ERROR_CHARS] if error else None,
+                    finished_at=now, prices_at=prices_at)
+        )
+        if status in ("posted", "empty"):
+            s.execute(
+                update(DigestSubscription).where(DigestSubscription.id == claim.subscription_id)  # type: ignore[arg-type]
+                .values(last_period_key=claim.period_key, last_prices_at=prices_at or now, last_error=None, last_error_at=None)
+            )
+            if states is not None:
+                _save_states(s, claim.subscription_id, states)
+
+
+def _save_states(s: Session, subscription_id: int, states: Mapping[SeriesKey, SeriesState]) -> None:
+    s.execute(delete(ChangeState).where(ChangeState.subscription_id == subscription_id))  # type: ignore[arg-type]
+    rows = [
+        {"subscription_id": subscription_id, "gpu_id": k.gpu_id, "provider_id": k.provider_id, "gpu_count": k.gpu_count,
+         "tier": k.tier, "baseline_usd": v.baseline_usd, "previous_usd": v.previous_usd, "present": v.present,
+         "last_kind": v.last_kind, "reported_at": v.reported_at}
+        for k, v in states.items()
+    ]
+    if rows:
+        s.execute(insert(ChangeState), rows)
+
+
+def load_states(engine: Engine, subscription_id: int) -> dict[SeriesKey, SeriesState]:
+    """What the channel was last told, per series; empty before its first digest."""
+    from knowledge.history import as_utc
+
+    with Session(engine) as s:
+        rows = s.execute(select(ChangeState).where(ChangeState.subscription_id == subscription_id)).scalars().all()
+        return {
+            SeriesKey(r.gpu_id, r.provider_id, r.gpu_count, r.tier): SeriesState(
+                Decimal(r.baseline_usd), r.present, None if r.previous_usd is None else Decimal(r.previous_usd),
+                r.last_kind, None if r.reported_at is None else as_utc(r.reported_at),
+            )
+            for r in rows
+        }
+
+
+def period_rows(engine: Engine, subscription_id: int | None = None) -> list[DigestPeriod]:
+    q = select(DigestPeriod).order_by(DigestPeriod.id)  # type: ignore[arg-type]
+    if subscription_id is not None:
+        q = q.where(DigestPeriod.subscription_id == subscription_id)
+    with Session(engine, expire_on_commit=False) as s:
+        return list(s.execute(q).scalars())
+
+
+def record_source(engine: Engine, *, source: str, provider_id: str, now: datetime, version: str | None = None, error: str | None = None) -> None:
+    """Remember a live source's last success (with its version) or failure (with the error)."""
+    with Session(engine) as s, s.begin():
+        row = s.execute(
+            select(PriceSourceStatus).where(PriceSourceStatus.source == source, PriceSourceStatus.provider_id == provider_id)
+        ).scalars().first()
+        if row is None:
+            row = PriceSourceStatus(source=source, provider_id=provider_id)
+            s.add(row)
+        if error is None:
+            row.last_success_at, row.source_version, row.last_error = now, version, None
+        else:
+            row.last_failure_at, row.last_error = now, error[:MAX_ERROR_CHARS]
+
+
+def add_alert(
+    engine: Engine, *, team_id: str, user_id: str, gpu_id: str, op: str, usd_per_gpu_hour: Decimal, language: str, now: datetime
+) -> PriceAlert:
+    """A personal alert, armed: it fires once when the price crosses the line."""
+    with Session(engine, expire_on_commit=False) as s, s.begin():
+        alert = PriceAlert(team_id=team_id, user_id=user_id, gpu_id=gpu_id, op=op, usd_per_gpu_hour=usd_per_gpu_hour,
+                           language=language, created_at=now)
+        s.add(alert)
+        s.flush()
+        return alert
+
+
+def list_alerts(engine: Engine, *, team_id: str | None = None, user_id: str | None = None, active_only: bool = True) -> list[PriceAlert]:
+    q = select(PriceAlert).order_by(PriceAlert.id)  # type: ignore[arg-type]
+    if team_id is not None:
+        q = q.where(PriceAlert.team_id == team_id)
+    if user_id is not None:
+        q = q.where(PriceAlert.user_id == user_id)
+    if active_only:
+        q = q.where(PriceAlert.active == True)  # noqa: E712
+    with Session(engine, expire_on_commit=False) as s:
+        return list(s.execute(q).scalars())
+
+
+def turn_alert_off(engine: Engine, *, team_id: str, user_id: str, alert_id: int) -> bool:
+    """Switch off one of the user's own alerts; False when it is not theirs or already off."""
+    with Session(engine) as s, s.begin():
+        result = s.execute(
+            update(PriceAlert)
+            .where(PriceAlert.id == alert_id, PriceAlert.team_id == team_id, PriceAlert.user_id == user_id,  # type: ignore[arg-type]
+                   PriceAlert.active == True)  # noqa: E712
+            .values(active=False)
+        )
+        return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+
+
+def fire_alert(engine: Engine, alert_id: int, *, usd: Decimal, now: datetime) -> bool:
+    """Disarm before sending (compare-and-swap): only one process wins the right to DM."""
+    with Session(engine) as s, s.begin():
+        result = s.execute(
+            update(PriceAlert).where(PriceAlert.id == alert_id, PriceAlert.armed == True)  # type: ignore[arg-type]  # noqa: E712
+            .values(armed=False, last_fired_at=now, last_fired_usd=usd, last_error=None)
+        )
+        return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+
+
+def rearm_alert(engine: Engine, alert_id: int, *, error: str | None = None) -> None:
+    """Arm again: the price went back (or the DM failed and must be retried; the error is kept)."""
+    with Session(engine) as s, s.begin():
+        s.execute(
+            update(PriceAlert).where(PriceAlert.id == alert_id)  # type: ignore[arg-type]
+            .values(armed=True, last_error=error[:MAX_ERROR_CHARS] if error else None)
+        )
