@@ -1,0 +1,202 @@
+"""Knowledge base: match a conceptual question to a reviewed entry and answer it with current catalog facts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from rapidfuzz import fuzz
+
+from knowledge.kb_data import LANGUAGES, Entry, KnowledgeBase, load_kb
+from knowledge.kb_facts import GpuMention, fill_facts, find_gpu_mentions, gpu_flags, gpu_sentences
+from knowledge.kb_text import compact_text, hits, looks_conceptual, normalise_text
+
+__all__ = ["KbAnswer", "KbOption", "KbResult", "find_entry", "get_entry", "looks_conceptual", "match"]
+
+# Scoring weights and thresholds (tuned on the non-held-out rows of tests/cases/kb_questions.jsonl).
+CONCEPT_WEIGHT = 1.0  # times the entry's weight for a concept whose glossary form occurs in the question
+KEYWORD_WEIGHT = 2.0  # an entry-specific keyword
+MAX_KEYWORDS_COUNTED = 2
+GPU_WEIGHT = 1.5  # the question names a GPU the entry is about
+GPU_WHEN_WEIGHT = 1.0  # a named GPU has the property the entry is about (e.g. no NVLink)
+PHRASE_WEIGHT = 4.0  # at perfect phrasing similarity
+PHRASE_FLOOR = 45.0  # similarity (0-100) below which a phrasing adds nothing
+OTHER_LANGUAGE_DISCOUNT = 0.7  # English phrasings still count for a question in another language
+ANSWER_MIN_SCORE = 3.0  # below: never state an answer as fact
+ANSWER_MIN_MARGIN = 1.0  # top must beat the runner-up by this much to answer outright
+CHOOSE_MIN_SCORE = 1.5  # below: nothing relevant ("none")
+CHAR_LEVEL_LANGUAGES = frozenset({"zh-Hans", "ja", "ko"})
+DEFAULT_LANGUAGE = "en"
+
+Status = Literal["answer", "choose", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class KbAnswer:
+    """One entry rendered in one language with its numbers filled in."""
+
+    entry_id: str
+    language: str
+    title: str
+    text: str  # answer, plus one sentence per named GPU and relevant property
+    facts: tuple[tuple[str, str], ...]  # (label, value) behind the answer
+    sources: tuple[tuple[str, str], ...]  # (title, url)
+    related: tuple[tuple[str, str], ...]  # (entry id, title in this language)
+
+
+@dataclass(frozen=True, slots=True)
+class KbOption:
+    """A candidate entry offered as a button when the match is not certain."""
+
+    entry_id: str
+    title: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class KbResult:
+    status: Status  # "answer" | "choose" | "none"
+    entry: KbAnswer | None  # set only when status == "answer"
+    alternatives: tuple[KbOption, ...]  # the two best when status == "choose" (or runners-up otherwise)
+    score: float
+    why: tuple[str, ...]  # what matched: concepts, keywords, GPUs, phrasings, margin
+    gpus_named: tuple[str, ...]  # catalog ids the question names
+
+
+@dataclass(frozen=True, slots=True)
+class _Scored:
+    entry_id: str
+    score: float
+    reasons: tuple[str, ...]
+
+
+def _language(language: str) -> str:
+    return language if language in LANGUAGES else DEFAULT_LANGUAGE
+
+
+def _similarity(question: str, phrasing: str, language: str) -> float:
+    if language in CHAR_LEVEL_LANGUAGES:
+        return float(fuzz.ratio(compact_text(question), compact_text(phrasing)))
+    return float(fuzz.token_set_ratio(normalise_text(question), normalise_text(phrasing)))
+
+
+def _best_phrasing(entry: Entry, question: str, language: str) -> tuple[float, str]:
+    """Best similarity over the entry's phrasings in the question's language (English discounted)."""
+    best = (0.0, "")
+    for lang, factor in ((language, 1.0), (DEFAULT_LANGUAGE, OTHER_LANGUAGE_DISCOUNT)):
+        for phrasing in entry.texts[lang].phrasings:
+            sim = _similarity(question, phrasing, lang) * (factor if lang != language else 1.0)
+            best = max(best, (sim, phrasing))
+        if language == DEFAULT_LANGUAGE:
+            break
+    return best
+
+
+def _score_entry(entry: Entry, kb: KnowledgeBase, question: str, language: str,
+                 concept_hits: Mapping[str, tuple[str, ...]], mentions: tuple[GpuMention, ...],
+                 snapshot: Any) -> _Scored:
+    score, reasons = 0.0, []
+    for concept, weight in entry.concepts:
+        if concept_hits.get(concept):
+            score += CONCEPT_WEIGHT * weight
+            reasons.append(f"concept {concept} ← {concept_hits[concept][0]!r} (+{CONCEPT_WEIGHT * weight:.1f})")
+    kw = hits(normalise_text(question), kb.keyword_patterns[entry.id])[:MAX_KEYWORDS_COUNTED]
+    if kw:
+        score += KEYWORD_WEIGHT * len(kw)
+        reasons.append(f"keywords {list(kw)} (+{KEYWORD_WEIGHT * len(kw):.1f})")
+    named = {g for m in mentions for g in m.gpu_ids}
+    if about := sorted(named & set(entry.gpus)):
+        score += GPU_WEIGHT
+        reasons.append(f"gpu {about[0]} named (+{GPU_WEIGHT:.1f})")
+    flags = set().union(*(gpu_flags(snapshot.gpus[g]) for g in named if g in snapshot.gpus))
+    if when := sorted(flags & set(entry.gpu_when)):
+        score += GPU_WHEN_WEIGHT
+        reasons.append(f"named gpu is {when[0]} (+{GPU_WHEN_WEIGHT:.1f})")
+    sim, phrasing = _best_phrasing(entry, question, language)
+    if sim > PHRASE_FLOOR:
+        bonus = PHRASE_WEIGHT * (sim - PHRASE_FLOOR) / (100.0 - PHRASE_FLOOR)
+        score += bonus
+        reasons.append(f"phrasing {sim:.0f}% ≈ {phrasing!r} (+{bonus:.1f})")
+    return _Scored(entry_id=entry.id, score=round(score, 3), reasons=tuple(reasons))
+
+
+def rank(text: str, *, language: str, snapshot: Any) -> tuple[tuple[_Scored, ...], tuple[GpuMention, ...]]:
+    """Every entry scored for the question, best first (ties broken by id, so the order is stable)."""
+    kb = load_kb()
+    language = _language(language)
+    normalised = normalise_text(text)
+    concept_hits = {c: hits(normalised, term.patterns) for c, term in kb.terms.items()}
+    mentions = find_gpu_mentions(text, snapshot)
+    scored = [_score_entry(e, kb, text, language, concept_hits, mentions, snapshot) for e in kb.entries.values()]
+    return tuple(sorted(scored, key=lambda s: (-s.score, s.entry_id))), mentions
+
+
+def _status(top: float, runner_up: float) -> Status:
+    if top >= ANSWER_MIN_SCORE and top - runner_up >= ANSWER_MIN_MARGIN:
+        return "answer"
+    return "choose" if top >= CHOOSE_MIN_SCORE else "none"
+
+
+def match(text: str, *, language: str, snapshot: Any) -> KbResult:
+    """The entry that answers a conceptual question, two options when unsure, or none.
+
+    Deterministic: glossary concepts and entry keywords found in the text, GPUs it names,
+    and rapidfuzz similarity to the entry's phrasings, summed with the weights above.
+    """
+    language = _language(language)
+    if not normalise_text(text):
+        return KbResult(status="none", entry=None, alternatives=(), score=0.0, why=("empty question",), gpus_named=())
+    ranked, mentions = rank(text, language=language, snapshot=snapshot)
+    top, second = ranked[0], ranked[1]
+    status = _status(top.score, second.score)
+    kb = load_kb()
+    why = (*top.reasons, f"top {top.entry_id} {top.score:.1f} vs {second.entry_id} {second.score:.1f}")
+    options = tuple(
+        KbOption(entry_id=s.entry_id, title=kb.entries[s.entry_id].texts[language].title, score=s.score)
+        for s in ranked[:2]
+        if s.score >= CHOOSE_MIN_SCORE
+    )
+    entry = _answer(kb.entries[top.entry_id], kb, snapshot, language, mentions) if status == "answer" else None
+    return KbResult(
+        status=status,
+        entry=entry,
+        alternatives=options if status == "choose" else options[1:],
+        score=top.score,
+        why=why,
+        gpus_named=tuple(g for m in mentions for g in m.gpu_ids),
+    )
+
+
+def _answer(entry: Entry, kb: KnowledgeBase, snapshot: Any, language: str,
+            mentions: tuple[GpuMention, ...] = ()) -> KbAnswer:
+    text, facts = fill_facts(entry, kb, snapshot, language)
+    extra = gpu_sentences(entry, kb, mentions, snapshot, language)
+    joiner = "" if language in {"zh-Hans", "ja"} else " "
+    return KbAnswer(
+        entry_id=entry.id,
+        language=language,
+        title=entry.texts[language].title,
+        text=joiner.join((text, *extra)),
+        facts=facts,
+        sources=tuple((s.title, s.url) for s in entry.sources),
+        related=tuple((r, kb.entries[r].texts[language].title) for r in entry.related if r in kb.entries),
+    )
+
+
+def find_entry(entry_id: str, language: str, snapshot: Any, *, text: str = "") -> KbAnswer | None:
+    """An entry by id (e.g. from a related-question button), or None for an unknown id."""
+    kb = load_kb()
+    entry = kb.entries.get(entry_id)
+    if entry is None:
+        return None
+    language = _language(language)
+    return _answer(entry, kb, snapshot, language, find_gpu_mentions(text, snapshot) if text else ())
+
+
+def get_entry(entry_id: str, language: str, snapshot: Any, *, text: str = "") -> KbAnswer:
+    """Like find_entry, but an unknown id is a broken invariant: KeyError naming the id."""
+    answer = find_entry(entry_id, language, snapshot, text=text)
+    if answer is None:
+        raise KeyError(f"no knowledge entry {entry_id!r}")
+    return answer
