@@ -31,6 +31,7 @@ MEMORY_TOLERANCE = 0.12  # cloud memory (GiB, often usable) vs catalog VRAM (GB)
 # Words that name a vendor or say "GPU" without telling GPUs apart.
 NOISE_WORDS = frozenset(
     {"nvidia", "geforce", "tesla", "amd", "instinct", "radeon", "intel", "habana", "graphics", "card", "cards"}
+    | {"nvida", "nvdia", "nivida", "nvidea", "nvidai", "gefore", "gforce"}  # common misspellings
 )
 VARIANT_SUFFIXES = frozenset({"ti", "super", "xt", "xtx"})  # "4080" is not the "4080 super"
 GPU_WORDS = frozenset({"gpu", "gpus"})  # dropped unless first ("gpu_1x_a100" is a Lambda instance)
@@ -39,7 +40,8 @@ _GCP_ID = re.compile(r"nvidia(?:-[a-z0-9]+)+")
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 _PCIE = re.compile(r"\bpci (?:e|express)\b")
 _SXM = re.compile(r"\bsxm\d\b")
-_O_FOR_ZERO = re.compile(r"(?<=\d)o(?=\d|\s|$)")  # "A10O", "rtx 4o90"
+_O_FOR_ZERO = re.compile(r"(?<=\d)o+(?=\d|\s|$)")  # "A10O", "h1OO", "rtx 4o90"
+_SUPER = re.compile(r"\b(\d{4})s\b")  # "4080S" is the 4080 SUPER
 _MEMORY = re.compile(r"\b(\d+)\s*(?:gb|gib|g)\b")
 _TOKENS = re.compile(r"[a-z]+|\d+")
 _MEM_TOKEN = re.compile(r"^(\d+)gb$")
@@ -65,8 +67,9 @@ def normalise_gpu_name(text: str) -> str:
     s = " ".join(words)
     s = _PCIE.sub("pcie", s)
     s = _SXM.sub("sxm", s)
-    s = _O_FOR_ZERO.sub("0", s)
+    s = _O_FOR_ZERO.sub(lambda m: "0" * len(m.group()), s)
     s = _MEMORY.sub(r"\1gb", s)
+    s = _SUPER.sub(r"\1 super", s)
     return " ".join(s.split())
 
 
@@ -121,6 +124,7 @@ class GpuIndex:
     bags: Mapping[tuple[str, ...], frozenset[str]]  # sorted tokens -> GPU ids (order-free spellings)
     family_keys: tuple[tuple[tuple[str, ...], str], ...]  # (tokens, gpu id) for family and fuzzy
     fuzzy_keys: tuple[tuple[str, str], ...]  # (compact key, gpu id)
+    vocabulary: frozenset[str]  # every token of every spelling
     _cache: dict[object, GpuMatch] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -145,7 +149,8 @@ class GpuIndex:
             bags.setdefault(tuple(sorted(name_tokens(norm))), set()).add(gpu_id)
         family = tuple(dict.fromkeys((name_tokens(n), g) for n, g in spelled))
         fuzzy_keys = tuple(dict.fromkeys((compact_key(n), g) for n, g in spelled))
-        return cls(dict(gpus), keyed, {k: frozenset(v) for k, v in bags.items()}, family, fuzzy_keys)
+        vocabulary = frozenset(t for key, _ in family for t in key)
+        return cls(dict(gpus), keyed, {k: frozenset(v) for k, v in bags.items()}, family, fuzzy_keys, vocabulary)
 
     def resolve(self, name: str) -> GpuMatch:
         """Resolve a GPU name as a person or a cloud writes it (cached per query text)."""
@@ -162,16 +167,19 @@ class GpuIndex:
         norm = normalise_gpu_name(name)
         if not norm:
             return GpuMatch("none", name)
-        found = self._lookup(norm, name)
-        if found is not None:
-            return found
+        for text in dict.fromkeys((norm, self.known_words(norm))):  # then without words no spelling uses
+            if not text:
+                continue
+            found = self._lookup(text, name)
+            if found is not None:
+                return found
+            split = split_count(text)
+            inner = self._lookup(split[1], name) if split else None
+            if split and inner is not None:
+                return _with_count(inner, split[0])
         split = split_count(norm)
         if split is not None:
-            count, rest = split
-            inner = self._lookup(rest, name)
-            if inner is not None:
-                return _with_count(inner, count)
-            return _with_count(self._fuzzy(rest, name), count)
+            return _with_count(self._fuzzy(split[1], name), split[0])
         return self._fuzzy(norm, name)
 
     def _lookup(self, norm: str, query: str) -> GpuMatch | None:
@@ -188,8 +196,8 @@ class GpuIndex:
     def _family(self, tokens: tuple[str, ...], query: str) -> GpuMatch | None:
         memory = [int(m.group(1)) for t in tokens if (m := _MEM_TOKEN.match(t))]
         core = tuple(t for t in tokens if not _MEM_TOKEN.match(t))
-        if not core or len(memory) > 1 or not any(t.isdigit() for t in core):
-            return None
+        if not core or len(memory) > 1 or not any(t.isdigit() for t in core) or (len(core) == 1 and len(core[0]) < 3):
+            return None  # "rtx" or "3" alone says too little
         containing = [(key, gid) for key, gid in self.family_keys if _contains(key, core)]
         ids = list(dict.fromkeys(gid for _, gid in containing))
         if not ids or len(ids) > MAX_FAMILY:
@@ -202,6 +210,12 @@ class GpuIndex:
             upgraded = {g for g in ids if all(_followed_by_variant(k, core) for k, gid in containing if gid == g)}
             ids = [g for g in ids if g not in upgraded] or ids
         return self._pick(ids, query, "memory" if memory else "family")
+
+    def known_words(self, norm: str) -> str:
+        """The query without words whose tokens no catalog spelling uses (count words kept)."""
+        vocab = self.vocabulary
+        keep = [w for w in norm.split() if w in _COUNT_WORDS or re.fullmatch(r"\d+x?|x", w) or set(name_tokens(w)) <= vocab]
+        return " ".join(keep) if any(re.search(r"[a-z]\d|\d\d\d", w) for w in keep) else ""
 
     def family_ids(self, norm: str) -> list[str]:
         """GPUs with a spelling containing this name's tokens (memory ignored), in catalog order."""

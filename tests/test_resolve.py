@@ -1,0 +1,181 @@
+"""GPU name resolution against the spelling table in tests/cases/resolve_cases.csv, plus edge behaviour."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from knowledge.resolve import (
+    FUZZY_CUTOFF,
+    MAX_QUERY_CHARS,
+    GpuIndex,
+    GpuMatch,
+    normalise_gpu_name,
+    split_count,
+)
+from knowledge.snapshot import gpu_spec
+from knowledge.tables import GpuAliasBase, GpuBase
+from rules.types import GpuSpec
+
+DATA = Path(__file__).resolve().parents[1] / "knowledge" / "data"
+CASES = Path(__file__).parent / "cases" / "resolve_cases.csv"
+
+
+def read_base(path: Path, base: type) -> list:
+    with path.open(encoding="utf-8", newline="") as fh:
+        return [base.model_validate({k: v for k, v in r.items() if v != ""}) for r in csv.DictReader(fh)]
+
+
+@pytest.fixture(scope="module")
+def gpus() -> dict[str, GpuSpec]:
+    return {row.id: gpu_spec(row) for row in read_base(DATA / "gpus.csv", GpuBase)}
+
+
+@pytest.fixture(scope="module")
+def index(gpus: dict[str, GpuSpec]) -> GpuIndex:
+    return GpuIndex.build(gpus, read_base(DATA / "gpu_aliases.csv", GpuAliasBase))
+
+
+def load_cases() -> list[dict[str, str]]:
+    with CASES.open(encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def case_passes(match: GpuMatch, case: dict[str, str]) -> bool:
+    """found: same id and count; ambiguous: the listed ids are among the candidates; none: none."""
+    count = int(case["count"]) if case["count"] else None
+    if match.status != case["status"]:
+        return False
+    if case["status"] == "found":
+        return match.gpu_id == case["gpu_id"] and match.count == count
+    if case["status"] == "ambiguous":
+        return set(case["gpu_id"].split("|")) <= set(match.candidates) and match.count == count
+    return match.gpu_id is None
+
+
+@pytest.mark.parametrize("case", load_cases(), ids=lambda c: c["query"])
+def test_case_table(index: GpuIndex, case: dict[str, str]) -> None:
+    match = index.resolve(case["query"])
+    assert case_passes(match, case), f"{case['query']!r}: got {match}"
+
+
+def test_case_table_accuracy(index: GpuIndex, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = load_cases()
+    assert len(cases) >= 170
+    passed = sum(case_passes(index.resolve(c["query"]), c) for c in cases)
+    with capsys.disabled():
+        print(f"\nresolver accuracy on {len(cases)} spellings: {passed / len(cases):.1%} ({len(cases) - passed} wrong)")
+    assert passed == len(cases)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("NVIDIA GeForce RTX 4090", "rtx 4090"),
+        ("A100 80G", "a100 80gb"),
+        ("A100-SXM4-80GB", "a100 sxm 80gb"),
+        ("ｈ１００ ＰＣＩｅ", "h100 pcie"),
+        ("8×H100", "8xh100"),
+        ("A10O", "a100"),
+        ("H100 PCI-E", "h100 pcie"),
+        ("AMD Instinct MI300X", "mi300x"),
+        ("nvidia-tesla-a100", "nvidia-tesla-a100"),  # GCP accelerator id kept whole
+        ("gpu_1x_a100_sxm4", "gpu 1x a100 sxm"),
+        ("A100 GPU", "a100"),
+        ("  ", ""),
+    ],
+)
+def test_normalise_examples(text: str, expected: str) -> None:
+    assert normalise_gpu_name(text) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60))
+def test_normalise_is_idempotent(text: str) -> None:
+    once = normalise_gpu_name(text)
+    assert normalise_gpu_name(once) == once
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80))
+def test_any_text_gets_an_answer(index: GpuIndex, text: str) -> None:
+    match = index.resolve(text)
+    assert match.status in {"found", "ambiguous", "none"}
+    assert (match.status == "found") == (match.gpu_id is not None)
+
+
+@pytest.mark.parametrize("text", ["", "   ", "🚀🔥", "x" * 10_000, "4090 " * 2_000, "\x00\n\t"])
+def test_junk_is_none_not_an_error(index: GpuIndex, text: str) -> None:
+    match = index.resolve(text)
+    assert match.status == "none" and match.gpu_id is None and match.query == text
+
+
+def test_long_text_is_refused_before_work(index: GpuIndex) -> None:
+    assert index.resolve("h100" + " " * MAX_QUERY_CHARS).status == "none"
+
+
+def test_below_cutoff_gives_suggestions(index: GpuIndex) -> None:
+    match = index.resolve("rtx 4095")  # no such card; numbers may not be invented by fuzzy matching
+    assert match.status == "none" and "rtx-4090" in match.suggestions
+
+
+def test_memory_that_does_not_exist_is_none_with_the_card_suggested(index: GpuIndex) -> None:
+    match = index.resolve("rtx 4090 48gb")
+    assert match.status == "none" and match.suggestions == ("rtx-4090",)
+
+
+def test_typo_found_by_fuzzy_says_so(index: GpuIndex) -> None:
+    match = index.resolve("l40ss")
+    assert (match.status, match.gpu_id, match.method) == ("found", "l40s", "fuzzy")
+
+
+def test_fuzzy_tie_is_ambiguous(gpus: dict[str, GpuSpec]) -> None:
+    base = gpus["l4"]
+    twins = {g: dataclasses.replace(base, id=g, name=g.upper()) for g in ("zq-100", "zw-100")}
+    index = GpuIndex.build(twins, [])
+    match = index.resolve("ze-100")  # one substitution from both
+    assert match.status == "ambiguous" and set(match.candidates) == set(twins)
+
+
+def test_fuzzy_accepts_only_when_clearly_ahead(gpus: dict[str, GpuSpec]) -> None:
+    base = gpus["l4"]
+    index = GpuIndex.build({"quokka-7": dataclasses.replace(base, id="quokka-7", name="Quokka 7")}, [])
+    assert index.resolve("quokkka 7").status == "found"
+    assert index.fuzzy_scores("quokkka 7")[0][1] >= FUZZY_CUTOFF
+    assert index.resolve("qk 7").status == "none"
+
+
+def test_variants_differing_only_in_form_factor_pick_sxm(index: GpuIndex) -> None:
+    assert index.resolve("a100 80gb").gpu_id == "a100-sxm-80gb"
+    assert index.resolve("A100 PCIe 80GB").gpu_id == "a100-pcie-80gb"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("2x4090", (2, "4090")), ("8 x h100", (8, "h100")), ("h100 x8", (8, "h100")), ("dual 3090", (2, "3090")),
+     ("rtx 4090", None), ("0x h100", None), ("4 a100", (4, "a100"))],
+)
+def test_split_count(text: str, expected: tuple[int, str] | None) -> None:
+    assert split_count(text) == expected
+
+
+def test_results_are_cached_and_stable(index: GpuIndex) -> None:
+    assert index.resolve("8x H100") is index.resolve("8x H100")
+
+
+def aliases_of(index_rows: Iterable[GpuAliasBase], kind: str) -> list[GpuAliasBase]:
+    return [r for r in index_rows if r.kind == kind]
+
+
+def test_every_instance_alias_resolves_with_its_count(index: GpuIndex) -> None:
+    rows = aliases_of(read_base(DATA / "gpu_aliases.csv", GpuAliasBase), "instance")
+    assert len(rows) >= 100
+    wrong = [(r.alias, index.resolve(r.alias)) for r in rows]
+    wrong = [(a, m) for a, m in wrong if m.status != "found" or m.count != next(r.count for r in rows if r.alias == a)]
+    assert wrong == []
