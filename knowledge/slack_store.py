@@ -11,10 +11,11 @@ from typing import Any
 
 from slack_sdk.oauth.installation_store import Bot, Installation, InstallationStore
 from slack_sdk.oauth.state_store import OAuthStateStore
-from sqlalchemy import Engine, delete, select
+from sqlalchemy import Engine, delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
+from knowledge.tables import ImportRun
 from knowledge.slack_tables import (
     NO_ID,
     SlackBot,
@@ -373,3 +374,9 @@ def forget_workspace(engine: Engine, *, team_id: str) -> None:
     with engine.begin() as conn:
         conn.execute(delete(SlackThread).where(SlackThread.team_id == team_id))  # type: ignore[arg-type]
         conn.execute(delete(SlackUserPref).where(SlackUserPref.team_id == team_id))  # type: ignore[arg-type]
+
+
+def prices_version(engine: Engine) -> int | None:
+    """The newest price import's id: a long-running process reloads its snapshot when it moves."""
+    with engine.connect() as conn:
+        return conn.execute(select(func.max(ImportRun.id))).scalar()  # type: ignore[arg-type]

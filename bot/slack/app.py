@@ -1,0 +1,98 @@
+"""The Bolt app factory: Web API client (base URL, retry handlers), single-token or OAuth, listeners."""
+
+from __future__ import annotations
+
+import logging
+
+from slack_bolt import App
+from slack_bolt.oauth.oauth_settings import OAuthSettings
+from slack_sdk import WebClient
+from slack_sdk.http_retry import RetryHandler
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+    ServerErrorRetryHandler,
+)
+from sqlalchemy import Engine
+
+from bot.settings import Settings
+from bot.slack import listeners
+from bot.slack.core import Core, PipelineCore, SnapshotHolder, snapshot_holder
+from bot.slack.services import Services
+from knowledge.slack_store import DbInstallationStore, DbOAuthStateStore
+
+log = logging.getLogger(__name__)
+
+# Must match manifest.json (a test compares them). channels/groups:history let a thread
+# follow-up be answered without a second mention; the handler only reads threads we answered.
+BOT_SCOPES = (
+    "app_mentions:read",
+    "channels:history",
+    "chat:write",
+    "commands",
+    "groups:history",
+    "im:history",
+    "im:write",
+    "users:read",
+)
+
+
+def retry_handlers() -> list[RetryHandler]:
+    """Wait out 429s (Retry-After), reconnect dropped connections, retry Slack's 5xx once or twice."""
+    return [
+        RateLimitErrorRetryHandler(max_retry_count=2),
+        ConnectionErrorRetryHandler(max_retry_count=2),
+        ServerErrorRetryHandler(max_retry_count=2),
+    ]
+
+
+def web_client(settings: Settings) -> WebClient:
+    return WebClient(
+        token=settings.slack_bot_token,
+        base_url=settings.slack_api_url,
+        retry_handlers=retry_handlers(),
+    )
+
+
+def build_app(settings: Settings, *, engine: Engine, core: Core, snapshots: SnapshotHolder | None = None) -> App:
+    """The app with every listener; OAuth (many workspaces) when a client id is set, else one token."""
+    client = web_client(settings)
+    installation_store = None
+    oauth_settings = None
+    if settings.slack_client_id and settings.slack_client_secret:
+        installation_store = DbInstallationStore(engine=engine, client_id=settings.slack_client_id)
+        oauth_settings = OAuthSettings(
+            client_id=settings.slack_client_id,
+            client_secret=settings.slack_client_secret,
+            scopes=list(BOT_SCOPES),
+            installation_store=installation_store,
+            state_store=DbOAuthStateStore(engine=engine),
+        )
+    app = App(
+        client=client,
+        token=None if oauth_settings else settings.slack_bot_token,
+        signing_secret=settings.slack_signing_secret,
+        oauth_settings=oauth_settings,
+        installation_store=installation_store,
+        # Acknowledge first, answer in a worker thread: Slack wants its 200 within 3 s.
+        process_before_response=False,
+    )
+    services = Services(
+        engine=engine,
+        core=core,
+        default_language=settings.default_language,
+        installation_store=installation_store,
+        current_snapshot=snapshots.current if snapshots else lambda: None,
+    )
+    listeners.register(app, services)
+    return app
+
+
+def build_production_app(settings: Settings) -> App:
+    """The app on the real pipeline: database prepared, snapshot loaded and watched for new prices."""
+    from knowledge.setup import prepare_database
+
+    engine = prepare_database(settings.database_url)
+    snapshots = snapshot_holder(engine)
+    snapshots.start_watching()
+    return build_app(settings, engine=engine, core=PipelineCore(snapshots), snapshots=snapshots)

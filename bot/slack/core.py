@@ -1,0 +1,119 @@
+"""The seam between Slack and the answering core: what listeners need from `bot.answer`, and its adapter."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from sqlalchemy import Engine
+
+log = logging.getLogger(__name__)
+
+SNAPSHOT_CHECK_S = 60.0  # how often a process looks for newly imported prices
+
+
+class Reply(Protocol):
+    """A rendered answer (bot.answer.Reply): text fallback, Block Kit blocks, language, card kind."""
+
+    text: str
+    blocks: Sequence[Mapping[str, Any]]
+    language: str
+    kind: str
+
+
+class Core(Protocol):
+    """What the listeners call: answer a text (optionally refining a previous request), apply a button."""
+
+    def answer(
+        self, text: str, *, lang: str | None, previous: Mapping[str, Any] | None, now: datetime
+    ) -> Reply: ...
+
+    def apply_action(self, action_id: str, value: str, *, lang: str, now: datetime) -> Reply: ...
+
+    def state_of(self, reply: Reply, text: str) -> dict[str, Any]:
+        """A JSON-able record of the request behind `reply`, kept per thread for follow-ups."""
+        ...
+
+
+class SnapshotHolder:
+    """The catalog snapshot of this process: loaded once, swapped when a newer price import lands."""
+
+    def __init__(
+        self,
+        *,
+        load: Callable[[], Any],
+        version: Callable[[], object],
+        check_every_s: float = SNAPSHOT_CHECK_S,
+    ) -> None:
+        self._load, self._version, self._check_every_s = load, version, check_every_s
+        self._seen_version = version()
+        self._snapshot = load()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def current(self) -> Any:
+        return self._snapshot
+
+    def refresh_if_changed(self) -> bool:
+        """Reload when the price version moved; the old snapshot serves until the new one is ready."""
+        version = self._version()
+        if version == self._seen_version:
+            return False
+        self._snapshot, self._seen_version = self._load(), version
+        log.info("snapshot reloaded for price version %s", version)
+        return True
+
+    def start_watching(self) -> None:
+        """Check for new prices in a daemon thread, off the request path."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._watch, name="snapshot-watch", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self._check_every_s):
+            try:
+                self.refresh_if_changed()
+            except Exception:  # a database hiccup must not kill the watcher; the old snapshot serves
+                log.exception("snapshot refresh failed")
+
+
+def snapshot_holder(engine: Engine) -> SnapshotHolder:
+    """The process's snapshot from the database, watched for new price imports."""
+    from knowledge.slack_store import prices_version
+    from knowledge.snapshot import load_snapshot
+
+    return SnapshotHolder(load=lambda: load_snapshot(engine), version=lambda: prices_version(engine))
+
+
+class PipelineCore:
+    """`Core` on the real pipeline in `bot.answer` (imported on first use)."""
+
+    def __init__(self, snapshots: SnapshotHolder) -> None:
+        self.snapshots = snapshots
+
+    def answer(
+        self, text: str, *, lang: str | None, previous: Mapping[str, Any] | None, now: datetime
+    ) -> Reply:
+        from bot import answer
+
+        return answer.answer(  # type: ignore[no-any-return]
+            text, snapshot=self.snapshots.current(), lang=lang, now=now, state=previous
+        )
+
+    def apply_action(self, action_id: str, value: str, *, lang: str, now: datetime) -> Reply:
+        from bot import answer
+
+        return answer.apply_action(  # type: ignore[no-any-return]
+            action_id, value, snapshot=self.snapshots.current(), lang=lang, now=now
+        )
+
+    def state_of(self, reply: Reply, text: str) -> dict[str, Any]:
+        previous = getattr(reply, "ask", None)
+        to_dict = getattr(previous, "to_state", None)
+        return {"text": text, "ask": to_dict() if callable(to_dict) else None}

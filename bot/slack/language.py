@@ -1,0 +1,81 @@
+"""Which language to answer in: the question's, else the user's override, else their Slack locale."""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import timedelta
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.render.messages import normalise_language
+from bot.slack.services import Services
+from knowledge.slack_store import find_user_pref, save_user_pref
+
+log = logging.getLogger(__name__)
+
+LOCALE_TTL = timedelta(days=7)  # people rarely change their Slack language; refresh weekly
+# Scripts that name the language for sure. Latin-script languages need the parser's word lists.
+_SCRIPTS = (
+    (re.compile(r"[\u3040-\u30ff]"), "ja"),  # kana before Han: Japanese text mixes both
+    (re.compile(r"[\uac00-\ud7af\u1100-\u11ff]"), "ko"),
+    (re.compile(r"[\u4e00-\u9fff]"), "zh-Hans"),
+)
+
+
+def question_language(text: str) -> str | None:
+    """The language a question is unmistakably written in, or None when the text does not tell."""
+    try:
+        from bot.parse import detect_language  # type: ignore[attr-defined]
+    except ImportError:
+        detect_language = None
+    if detect_language is not None:
+        found = detect_language(text)
+        return normalise_language(found) if found else None
+    for pattern, language in _SCRIPTS:
+        if pattern.search(text):
+            return language
+    return None
+
+
+def user_language(client: WebClient, services: Services, *, team_id: str, user_id: str) -> str:
+    """The user's `/gpu lang` override, else their Slack locale (cached), else the workspace default."""
+    pref = find_user_pref(services.engine, team_id=team_id, user_id=user_id)
+    if pref is not None and pref.language_override:
+        return pref.language_override
+    now = services.clock()
+    if pref is not None and pref.locale_checked_at and now - pref.locale_checked_at < LOCALE_TTL:
+        return normalise_language(pref.slack_locale or services.default_language)
+    locale = fetch_locale(client, user_id)
+    save_user_pref(
+        services.engine, team_id=team_id, user_id=user_id, slack_locale=locale, locale_checked_at=now
+    )
+    return normalise_language(locale or services.default_language)
+
+
+def cached_user_language(services: Services, *, team_id: str, user_id: str) -> str:
+    """Like `user_language` without calling Slack (for error replies, when Slack may be the problem)."""
+    pref = find_user_pref(services.engine, team_id=team_id, user_id=user_id)
+    if pref is None:
+        return normalise_language(services.default_language)
+    return normalise_language(pref.language_override or pref.slack_locale or services.default_language)
+
+
+def fetch_locale(client: WebClient, user_id: str) -> str | None:
+    try:
+        response = client.users_info(user=user_id, include_locale=True)
+    except SlackApiError as exc:
+        log.warning("users.info for %s failed: %s", user_id, exc.response.get("error"))
+        return None
+    locale = (response.get("user") or {}).get("locale")
+    return str(locale) if locale else None
+
+
+def reply_language(
+    client: WebClient, services: Services, *, text: str, team_id: str, user_id: str
+) -> str:
+    """The question's own language wins; otherwise the user's language."""
+    return question_language(text) or user_language(
+        client, services, team_id=team_id, user_id=user_id
+    )

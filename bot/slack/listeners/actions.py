@@ -1,0 +1,125 @@
+"""Card buttons: pick a GPU, what-if changes, compare top two, open a KB entry, share to the channel."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from functools import partial
+from typing import Any
+
+from slack_bolt import Ack, App, BoltContext, Respond
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.slack.core import Reply
+from bot.slack.delivery import CHANNEL_REFUSALS, body_of, slack_error, without_share_button
+from bot.slack.language import question_language, user_language
+from bot.slack.notices import SHARE_ACTION, Message, notice_context_block, notice_message, shared_by_block
+from bot.slack.services import Services
+from knowledge.slack_store import find_thread_state
+
+log = logging.getLogger(__name__)
+
+CARD_ACTIONS = re.compile(r"^(gpu\.pick|whatif\.[a-z0-9_.\-]+|compare\.top2|kb\.open)$")
+ANY_ACTION = re.compile(r".*")
+
+
+def register(app: App, services: Services) -> None:
+    app.action(SHARE_ACTION)(partial(handle_share, services=services))
+    app.action(CARD_ACTIONS)(partial(handle_card_action, services=services))
+    # Link buttons and unknown ids still send block_actions: acknowledge, or Slack shows an error.
+    app.action(ANY_ACTION)(acknowledge)
+
+
+def acknowledge(ack: Ack) -> None:
+    ack()
+
+
+def handle_card_action(
+    ack: Ack, body: dict[str, Any], action: dict[str, Any], context: BoltContext,
+    client: WebClient, respond: Respond | None, *, services: Services,
+) -> None:
+    ack()
+    language = card_language(body, context, client, services)
+    value = action.get("value") or (action.get("selected_option") or {}).get("value") or ""
+    reply = services.core.apply_action(action["action_id"], value, lang=language, now=services.clock())
+    update_card(body, client, respond, reply)
+
+
+def card_language(body: dict[str, Any], context: BoltContext, client: WebClient, services: Services) -> str:
+    """The card's language: its thread's, else the one its text is written in, else the user's."""
+    container = body.get("container") or {}
+    thread_ts = (body.get("message") or {}).get("thread_ts")
+    if thread_ts and container.get("channel_id"):
+        thread = find_thread_state(
+            services.engine, team_id=str(context.team_id), channel_id=container["channel_id"], thread_ts=thread_ts
+        )
+        if thread is not None:
+            return thread.language
+    text = (body.get("message") or {}).get("text") or ""
+    return question_language(text) or user_language(
+        client, services, team_id=str(context.team_id), user_id=body["user"]["id"]
+    )
+
+
+def update_card(body: dict[str, Any], client: WebClient, respond: Respond | None, reply: Reply | Message) -> None:
+    """Replace the card in place; when that is no longer possible (days old, deleted), send it fresh."""
+    container = body.get("container") or {}
+    if container.get("is_ephemeral") and respond is not None:
+        updated = respond(replace_original=True, **body_of(reply)).status_code == 200
+    else:
+        try:
+            client.chat_update(channel=container["channel_id"], ts=container["message_ts"], **body_of(reply))
+            updated = True
+        except SlackApiError as exc:
+            log.info("card %s not updated: %s", container.get("message_ts"), slack_error(exc))
+            updated = False
+    if not updated:
+        send_fresh(body, client, reply)
+
+
+def send_fresh(body: dict[str, Any], client: WebClient, reply: Reply | Message) -> None:
+    """The answer as a new ephemeral message, saying why the old card did not change."""
+    channel = (body.get("container") or {}).get("channel_id") or (body.get("channel") or {}).get("id")
+    note = notice_context_block(reply.language, "expired")
+    try:
+        client.chat_postEphemeral(channel=channel, user=body["user"]["id"], **body_of(reply, extra=[note]))
+    except SlackApiError as exc:
+        if slack_error(exc) not in CHANNEL_REFUSALS:
+            raise
+        log.info("no way to reach user %s in %s: %s", body["user"]["id"], channel, slack_error(exc))
+
+
+def handle_share(
+    ack: Ack, body: dict[str, Any], action: dict[str, Any], context: BoltContext,
+    client: WebClient, respond: Respond | None, *, services: Services,
+) -> None:
+    ack()
+    user_id = body["user"]["id"]
+    question, language = shared_question(action.get("value") or "")
+    reply = services.core.answer(question, lang=language, previous=None, now=services.clock())
+    shared = Message(
+        text=reply.text,
+        blocks=(*without_share_button(reply.blocks), shared_by_block(reply.language, user_id)),
+        language=reply.language,
+    )
+    if respond is not None and respond(response_type="in_channel", replace_original=False, **body_of(shared)).status_code == 200:
+        respond(delete_original=True)
+        return
+    channel = (body.get("container") or {}).get("channel_id") or body["channel"]["id"]
+    try:
+        client.chat_postMessage(channel=channel, **body_of(shared))
+    except SlackApiError as exc:
+        if slack_error(exc) not in CHANNEL_REFUSALS:
+            raise
+        client.chat_postEphemeral(channel=channel, user=user_id, **body_of(notice_message(reply.language, "not_in_channel")))
+
+
+def shared_question(value: str) -> tuple[str, str | None]:
+    """The question and language the Share button carries (see delivery.share_value)."""
+    try:
+        data = json.loads(value)
+        return str(data["q"]), str(data["l"])
+    except (ValueError, KeyError, TypeError):
+        return value, None

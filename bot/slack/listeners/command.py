@@ -1,0 +1,75 @@
+"""`/gpu`: free text and the subcommands compare, price, specs, digest, alert, lang, help (empty = help)."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from slack_bolt import Ack, App, BoltContext, Respond
+from slack_sdk import WebClient
+
+from bot.render.messages import LANGUAGES, normalise_language
+from bot.slack.conversation import clean_text
+from bot.slack.delivery import body_of, with_share_button
+from bot.slack.digest_bridge import digest_command
+from bot.slack.language import question_language, user_language
+from bot.slack.notices import AUTO, Message, language_name, notice_message
+from bot.slack.services import Services
+from knowledge.slack_store import save_user_pref
+
+COMMAND = "/gpu"
+DIGEST_SUBCOMMANDS = frozenset({"digest", "alert"})
+NOT_SHARED = frozenset({"help", "error"})  # cards that make no sense in a channel
+
+
+def register(app: App, services: Services) -> None:
+    app.command(COMMAND)(partial(handle_gpu, services=services))
+
+
+def handle_gpu(
+    ack: Ack,
+    command: dict[str, Any],
+    respond: Respond,
+    client: WebClient,
+    context: BoltContext,
+    *,
+    services: Services,
+) -> None:
+    ack()
+    text = clean_text(command.get("text", ""))
+    subcommand, _, rest = text.partition(" ")
+    team_id, user_id = str(context.team_id), command["user_id"]
+    language = question_language(text) or user_language(
+        client, services, team_id=team_id, user_id=user_id
+    )
+    if subcommand.lower() == "lang":
+        respond(response_type="ephemeral", **body_of(set_language(services, team_id, user_id, rest, language)))
+        return
+    if subcommand.lower() in DIGEST_SUBCOMMANDS:
+        reply = digest_command(
+            services, subcommand=subcommand.lower(), text=rest, snapshot=services.current_snapshot(),
+            team_id=team_id, channel_id=command["channel_id"], user_id=user_id, lang=language,
+        )
+        respond(response_type="ephemeral", **body_of(reply))
+        return
+    answer = services.core.answer(text or "help", lang=language, previous=None, now=services.clock())
+    if answer.kind in NOT_SHARED:
+        respond(response_type="ephemeral", **body_of(answer))
+    else:
+        respond(response_type="ephemeral", **with_share_button(answer, text=text))
+
+
+def set_language(
+    services: Services, team_id: str, user_id: str, given: str, current: str
+) -> Message:
+    """`/gpu lang ko` stores an override, `/gpu lang auto` clears it, `/gpu lang` shows the choices."""
+    wanted = given.strip().lower()
+    if wanted == AUTO:
+        save_user_pref(services.engine, team_id=team_id, user_id=user_id, language_override=None)
+        return notice_message(current, "lang.auto", language=language_name(current))
+    tag = normalise_language(wanted) if wanted else None
+    if tag is None or (tag == "en" and not wanted.startswith("en")):
+        choices = ", ".join(f"`{t}` {language_name(t)}" for t in LANGUAGES) + f", `{AUTO}`"
+        return notice_message(current, "lang.invalid", given=given.strip() or "?", choices=choices)
+    save_user_pref(services.engine, team_id=team_id, user_id=user_id, language_override=tag)
+    return notice_message(tag, "lang.set", language=language_name(tag))

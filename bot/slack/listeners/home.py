@@ -1,0 +1,52 @@
+"""App Home: the reply language (with a picker), the user's digests and alerts, and a short guide."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from slack_bolt import Ack, App, BoltContext
+from slack_sdk import WebClient
+
+from bot.slack.digest_bridge import home_lists
+from bot.slack.language import user_language
+from bot.slack.notices import AUTO, HOME_LANGUAGE_ACTION, home_view
+from bot.slack.services import Services
+from knowledge.slack_store import find_user_pref, save_user_pref
+
+
+def register(app: App, services: Services) -> None:
+    app.event("app_home_opened")(partial(handle_home_opened, services=services))
+    app.action(HOME_LANGUAGE_ACTION)(partial(handle_language_picked, services=services))
+
+
+def handle_home_opened(
+    event: dict[str, Any], context: BoltContext, client: WebClient, *, services: Services
+) -> None:
+    if event.get("tab") == "home":
+        publish_home(client, services, team_id=str(context.team_id), user_id=event["user"])
+
+
+def handle_language_picked(
+    ack: Ack, body: dict[str, Any], action: dict[str, Any], context: BoltContext,
+    client: WebClient, *, services: Services,
+) -> None:
+    ack()
+    picked = (action.get("selected_option") or {}).get("value")
+    user_id = body["user"]["id"]
+    override = None if picked in (None, AUTO) else picked
+    save_user_pref(services.engine, team_id=str(context.team_id), user_id=user_id, language_override=override)
+    publish_home(client, services, team_id=str(context.team_id), user_id=user_id)
+
+
+def publish_home(client: WebClient, services: Services, *, team_id: str, user_id: str) -> None:
+    language = user_language(client, services, team_id=team_id, user_id=user_id)
+    pref = find_user_pref(services.engine, team_id=team_id, user_id=user_id)
+    subscriptions, alerts = home_lists(services, team_id=team_id, user_id=user_id, lang=language)
+    view = home_view(
+        language=language,
+        override=pref.language_override if pref else None,
+        subscriptions=subscriptions,
+        alerts=alerts,
+    )
+    client.views_publish(user_id=user_id, view=view)

@@ -1,0 +1,43 @@
+"""`app_uninstalled` and `tokens_revoked`: forget the workspace's tokens and state, pause its digests."""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+from typing import Any
+
+from slack_bolt import App, BoltContext
+
+from bot.slack.digest_bridge import pause_workspace
+from bot.slack.services import Services
+from knowledge.slack_store import forget_workspace
+
+log = logging.getLogger(__name__)
+
+
+def register(app: App, services: Services) -> None:
+    app.event("app_uninstalled")(partial(handle_uninstalled, services=services))
+    app.event("tokens_revoked")(partial(handle_tokens_revoked, services=services))
+
+
+def handle_uninstalled(context: BoltContext, *, services: Services) -> None:
+    team_id = str(context.team_id)
+    log.warning("app uninstalled from team %s (enterprise %s)", team_id, context.enterprise_id)
+    if services.installation_store is not None:
+        services.installation_store.delete_all(enterprise_id=context.enterprise_id, team_id=context.team_id)
+    forget_workspace(services.engine, team_id=team_id)
+    pause_workspace(services, team_id=team_id, reason="app_uninstalled")
+
+
+def handle_tokens_revoked(event: dict[str, Any], context: BoltContext, *, services: Services) -> None:
+    tokens = event.get("tokens") or {}
+    team_id = str(context.team_id)
+    log.warning("tokens revoked in team %s: %s", team_id, {k: len(v) for k, v in tokens.items()})
+    store = services.installation_store
+    for user_id in tokens.get("oauth") or ():
+        if store is not None:
+            store.delete_installation(enterprise_id=context.enterprise_id, team_id=context.team_id, user_id=user_id)
+    if tokens.get("bot"):
+        if store is not None:
+            store.delete_bot(enterprise_id=context.enterprise_id, team_id=context.team_id)
+        pause_workspace(services, team_id=team_id, reason="token_revoked")

@@ -1,0 +1,141 @@
+"""The Slack shell's own short messages (share, language, errors, App Home) in eight languages."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from babel import Locale
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ContextBlock,
+    DividerBlock,
+    HeaderBlock,
+    MarkdownTextObject,
+    Option,
+    SectionBlock,
+    StaticSelectElement,
+)
+from slack_sdk.models.views import View
+
+from bot.render.filters import escape_mrkdwn
+from bot.render.messages import BABEL_LOCALES, DEFAULT_LANGUAGE, LANGUAGES, normalise_language
+
+SHARE_ACTION = "share"
+HOME_LANGUAGE_ACTION = "home.lang"
+AUTO = "auto"
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A Slack message body: the text fallback and the Block Kit blocks (as dicts)."""
+
+    text: str
+    blocks: tuple[Mapping[str, Any], ...]
+    language: str
+
+
+@lru_cache(maxsize=1)
+def _catalogs() -> Mapping[str, Mapping[str, str]]:
+    data = json.loads((resources.files("bot.slack") / "notices.json").read_text(encoding="utf-8"))
+    return {language: data[language] for language in LANGUAGES}
+
+
+def notice(lang: str, key: str, **params: str) -> str:
+    """One mrkdwn notice; every value is escaped so user text can never ping or link."""
+    catalog = _catalogs()[normalise_language(lang)]
+    template = catalog.get(key) or _catalogs()[DEFAULT_LANGUAGE][key]
+    return template.format(**{name: escape_mrkdwn(value) for name, value in params.items()})
+
+
+def plain_notice(language: str, key: str) -> str:
+    """A notice used as plain_text (buttons, headers), where mrkdwn escaping would show literally."""
+    return _catalogs()[normalise_language(language)][key]
+
+
+def language_name(language: str) -> str:
+    """The language's own name for itself ("한국어", "Deutsch")."""
+    locale = Locale.parse(BABEL_LOCALES[normalise_language(language)])
+    return str(locale.get_display_name(locale))
+
+
+def notice_message(lang: str, key: str, **params: str) -> Message:
+    text = notice(lang, key, **params)
+    section = SectionBlock(text=MarkdownTextObject(text=text))
+    return Message(text=text, blocks=(section.to_dict(),), language=normalise_language(lang))
+
+
+def share_block(language: str, value: str) -> Mapping[str, Any]:
+    """The actions block with the Share button added under an ephemeral answer."""
+    button = ButtonElement(
+        text=plain_notice(language, "share.button"), action_id=SHARE_ACTION, value=value
+    )
+    return ActionsBlock(block_id="gpu.share", elements=[button]).to_dict()
+
+
+def shared_by_block(language: str, user_id: str) -> Mapping[str, Any]:
+    return ContextBlock(elements=[MarkdownTextObject(text=notice(language, "share.by", user=user_id))]).to_dict()
+
+
+def notice_context_block(language: str, key: str) -> Mapping[str, Any]:
+    return ContextBlock(elements=[MarkdownTextObject(text=notice(language, key))]).to_dict()
+
+
+@dataclass(frozen=True, slots=True)
+class HomeEntry:
+    """One line of the App Home lists (a channel digest or a personal alert), already worded."""
+
+    text: str
+
+
+def home_view(
+    *,
+    language: str,
+    override: str | None,
+    subscriptions: Sequence[HomeEntry] | None,
+    alerts: Sequence[HomeEntry] | None,
+) -> dict[str, Any]:
+    """The App Home tab: reply language (with a picker), digests, alerts and a short guide."""
+    chosen = language_name(override) if override else notice(language, "home.language.auto")
+    blocks: list[Block] = [
+        HeaderBlock(text=plain_notice(language, "home.title")),
+        SectionBlock(
+            text=MarkdownTextObject(text=notice(language, "home.language", language=chosen)),
+            accessory=_language_picker(language, override),
+        ),
+        DividerBlock(),
+        *_home_list(language, "home.subscriptions", subscriptions),
+        *_home_list(language, "home.alerts", alerts),
+        DividerBlock(),
+        SectionBlock(text=MarkdownTextObject(text=notice(language, "home.guide"))),
+    ]
+    return View(type="home", blocks=blocks).to_dict()  # type: ignore[no-any-return]
+
+
+def _language_picker(language: str, override: str | None) -> StaticSelectElement:
+    options = [Option(text=plain_notice(language, "home.language.auto"), value=AUTO)] + [
+        Option(text=language_name(tag), value=tag) for tag in LANGUAGES
+    ]
+    initial = next(o for o in options if o.value == (override or AUTO))
+    return StaticSelectElement(
+        action_id=HOME_LANGUAGE_ACTION,
+        placeholder=plain_notice(language, "home.language.pick"),
+        options=options,
+        initial_option=initial,
+    )
+
+
+def _home_list(language: str, title_key: str, entries: Sequence[HomeEntry] | None) -> list[Block]:
+    if entries is None:
+        body = notice(language, "unavailable")
+    elif not entries:
+        body = notice(language, "home.none")
+    else:
+        body = "\n".join(f"• {entry.text}" for entry in entries[:20])
+    return [SectionBlock(text=MarkdownTextObject(text=f"{notice(language, title_key)}\n{body}"))]

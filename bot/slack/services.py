@@ -1,0 +1,27 @@
+"""What every listener is given (bound with functools.partial at registration): stores, core, clock."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from slack_sdk.oauth.installation_store import InstallationStore
+from sqlalchemy import Engine
+
+from bot.slack.core import Core
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    engine: Engine
+    core: Core
+    default_language: str = "en"
+    clock: Callable[[], datetime] = utc_now
+    installation_store: InstallationStore | None = None  # OAuth mode only
+    current_snapshot: Callable[[], Any] = lambda: None  # for the digest helper's commands

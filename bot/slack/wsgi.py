@@ -1,0 +1,61 @@
+"""HTTP mode: Bolt's WSGI adapter (events, commands, interactivity, OAuth) under gunicorn gthread workers."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+from slack_bolt import App
+from slack_bolt.adapter.wsgi import SlackRequestHandler
+
+log = logging.getLogger(__name__)
+
+HEALTH_PATH = "/healthz"
+Wsgi = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+def wsgi_app(app: App) -> Wsgi:
+    """Bolt's handler (`/slack/events`, `/slack/install`, `/slack/oauth_redirect`) plus a health check."""
+    slack = SlackRequestHandler(app)
+
+    def serve(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") == HEALTH_PATH and environ.get("REQUEST_METHOD") == "GET":
+            start_response("200 OK", [("Content-Type", "text/plain")])
+            return [b"ok"]
+        return slack(environ, start_response)
+
+    return serve
+
+
+class GunicornServer(BaseApplication):  # type: ignore[misc]
+    """gunicorn run in-process: each worker builds its own app (engine, snapshot) after the fork."""
+
+    def __init__(self, build: Callable[[], App], options: dict[str, Any]) -> None:
+        self._build, self._options = build, options
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self._options.items():
+            self.cfg.set(key, value)
+
+    def load(self) -> Wsgi:
+        return wsgi_app(self._build())
+
+
+def gunicorn_options(*, host: str, port: int, workers: int, threads: int, log_level: str) -> dict[str, Any]:
+    """gthread workers: threads wait on Slack and the database, so few processes serve many requests."""
+    return {
+        "bind": f"{host}:{port}",
+        "workers": workers,
+        "worker_class": "gthread",
+        "threads": threads,
+        "timeout": 30,
+        "graceful_timeout": 10,
+        "keepalive": 5,
+        "accesslog": None,
+        "errorlog": "-",
+        "loglevel": log_level.lower(),
+        "preload_app": False,
+    }

@@ -1,0 +1,342 @@
+"""A local fake of the Slack Web API and response URLs that records every call, plus signed-request helpers."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlencode
+
+from slack_sdk.signature import SignatureVerifier
+
+TEAM_ID = "T0TEAM"
+BOT_USER_ID = "U0BOT"
+BOT_ID = "B0BOT"
+APP_ID = "A0APP"
+SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"  # the example secret of Slack's signing docs
+
+
+@dataclass
+class Call:
+    """One request the app made: a Web API method or a response URL post."""
+
+    path: str
+    params: dict[str, Any]
+    token: str | None
+    status: int
+    response: dict[str, Any]
+
+    @property
+    def method(self) -> str:
+        return self.path.removeprefix("/api/")
+
+
+@dataclass
+class Failure:
+    kind: str  # ratelimit, server, or a Slack error code (not_in_channel, invalid_auth, ...)
+    times: int
+    retry_after_s: int = 1
+
+
+@dataclass
+class FakeSlack:
+    """Threaded HTTP server: `/api/<method>` and `/response/<id>`; set `locales`, `fail()`, `expire()`."""
+
+    locales: dict[str, str] = field(default_factory=dict)
+    calls: list[Call] = field(default_factory=list)
+    failures: dict[str, list[Failure]] = field(default_factory=dict)
+    expired_responses: set[str] = field(default_factory=set)
+    _ts: itertools.count = field(default_factory=lambda: itertools.count(1))  # type: ignore[type-arg]
+    _lock: threading.Condition = field(default_factory=threading.Condition)
+
+    def start(self) -> FakeSlack:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length).decode("utf-8")
+                status, payload, headers = fake.handle(self.path, raw, self.headers)
+                body = json.dumps(payload).encode() if payload is not None else b"expired_url"
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Type", "application/json" if payload is not None else "text/plain")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    @property
+    def api_url(self) -> str:
+        return self.url + "/api/"
+
+    def response_url(self, name: str) -> str:
+        return f"{self.url}/response/{name}"
+
+    def fail(self, method: str, kind: str, times: int = 1, retry_after_s: int = 1) -> None:
+        with self._lock:
+            self.failures.setdefault(method, []).append(Failure(kind, times, retry_after_s))
+
+    def expire(self, response_name: str) -> None:
+        """The response URL answers 404, as Slack's do after 30 minutes."""
+        self.expired_responses.add(f"/response/{response_name}")
+
+    def handle(self, path: str, raw: str, headers: Any) -> tuple[int, dict[str, Any] | None, dict[str, str]]:
+        params = _parse(raw, headers.get("Content-Type", ""))
+        auth = headers.get("Authorization") or ""
+        token = auth.removeprefix("Bearer ") or params.get("token")
+        status, payload, extra = self._respond(path, params)
+        with self._lock:
+            self.calls.append(Call(path, params, token, status, payload or {}))
+            self._lock.notify_all()
+        return status, payload, extra
+
+    def _respond(self, path: str, params: dict[str, Any]) -> tuple[int, dict[str, Any] | None, dict[str, str]]:
+        if path.startswith("/response/"):
+            return (404, None, {}) if path in self.expired_responses else (200, {"ok": True}, {})
+        method = path.removeprefix("/api/")
+        failure = self._take_failure(method)
+        if failure is not None:
+            if failure.kind == "ratelimit":
+                return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(failure.retry_after_s)}
+            if failure.kind == "server":
+                return 503, {"ok": False, "error": "service_unavailable"}, {}
+            return 200, {"ok": False, "error": failure.kind}, {}
+        return 200, self._success(method, params), {}
+
+    def _take_failure(self, method: str) -> Failure | None:
+        with self._lock:
+            queue = self.failures.get(method) or []
+            if not queue:
+                return None
+            queue[0].times -= 1
+            return queue.pop(0) if queue[0].times <= 0 else queue[0]
+
+    def _success(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        ts = f"{int(time.time())}.{next(self._ts):06d}"
+        channel = params.get("channel")
+        if method == "auth.test":
+            return {"ok": True, "url": "https://fake.slack.com/", "team": "Fake", "user": "gpu_advisor",
+                    "team_id": TEAM_ID, "user_id": BOT_USER_ID, "bot_id": BOT_ID, "is_enterprise_install": False}
+        if method == "users.info":
+            user = params.get("user")
+            return {"ok": True, "user": {"id": user, "team_id": TEAM_ID, "name": str(user).lower(),
+                                         "is_bot": False, "locale": self.locales.get(str(user), "en-US")}}
+        if method == "chat.postMessage":
+            return {"ok": True, "channel": channel, "ts": ts,
+                    "message": {"text": params.get("text"), "bot_id": BOT_ID, "ts": ts}}
+        if method == "chat.update":
+            return {"ok": True, "channel": channel, "ts": params.get("ts"), "text": params.get("text")}
+        if method == "chat.postEphemeral":
+            return {"ok": True, "message_ts": ts}
+        if method == "views.publish":
+            return {"ok": True, "view": {"id": "V0HOME", "type": "home", "blocks": params.get("view", {}).get("blocks", [])}}
+        if method == "conversations.info":
+            return {"ok": True, "channel": {"id": channel, "is_member": True, "is_archived": False}}
+        return {"ok": False, "error": "unknown_method"}
+
+    # --- what the tests read -------------------------------------------------------------
+
+    def api_calls(self, method: str) -> list[Call]:
+        with self._lock:
+            return [c for c in self.calls if c.method == method]
+
+    def responses(self) -> list[Call]:
+        with self._lock:
+            return [c for c in self.calls if c.path.startswith("/response/")]
+
+    def wait_for(self, predicate: Any, timeout_s: float = 10.0) -> list[Call]:
+        """Block until `predicate(calls)` is true; returns the calls (raises on timeout)."""
+        deadline = time.monotonic() + timeout_s
+        with self._lock:
+            while not predicate(self.calls):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(f"timed out; calls so far: {[c.path for c in self.calls]}")
+                self._lock.wait(remaining)
+            return list(self.calls)
+
+    def quiet(self, seconds: float = 0.5) -> list[Call]:
+        """Wait a moment for anything still in flight, then return every call."""
+        time.sleep(seconds)
+        with self._lock:
+            return list(self.calls)
+
+
+def _parse(raw: str, content_type: str) -> dict[str, Any]:
+    if not raw:
+        return {}
+    if "json" in content_type:
+        return dict(json.loads(raw))
+    params: dict[str, Any] = {k: v[0] for k, v in parse_qs(raw).items()}
+    for name in ("blocks", "view", "attachments"):  # slack_sdk sends these JSON-encoded in forms
+        if isinstance(params.get(name), str):
+            params[name] = json.loads(params[name])
+    return params
+
+
+# --- requests shaped as Slack sends them -----------------------------------------------------
+
+
+def signed_headers(body: str, *, secret: str = SIGNING_SECRET, timestamp: int | None = None,
+                   content_type: str = "application/x-www-form-urlencoded") -> dict[str, str]:
+    """The v0 HMAC-SHA256 signature Slack puts on every request."""
+    stamp = str(int(time.time()) if timestamp is None else timestamp)
+    signature = SignatureVerifier(secret).generate_signature(timestamp=stamp, body=body)
+    return {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": signature, "Content-Type": content_type}
+
+
+def slash_command_body(text: str, *, user: str = "U0ALICE", channel: str = "C0GENERAL",
+                       response_url: str, trigger_id: str = "13345224609.738474920.8088930838d88f008e0") -> str:
+    return urlencode({
+        "token": "gIkuvaNzQIHg97ATvDxqgjtO", "team_id": TEAM_ID, "team_domain": "fake",
+        "channel_id": channel, "channel_name": "general", "user_id": user, "user_name": user.lower(),
+        "command": "/gpu", "text": text, "api_app_id": APP_ID, "is_enterprise_install": "false",
+        "response_url": response_url, "trigger_id": trigger_id,
+    })
+
+
+def event_body(event: dict[str, Any], *, event_id: str) -> str:
+    return json.dumps({
+        "token": "XXYYZZ", "team_id": TEAM_ID, "api_app_id": APP_ID, "event": event,
+        "type": "event_callback", "event_id": event_id, "event_time": int(time.time()),
+        "authorizations": [{"enterprise_id": None, "team_id": TEAM_ID, "user_id": BOT_USER_ID,
+                            "is_bot": True, "is_enterprise_install": False}],
+        "is_ext_shared_channel": False, "event_context": "4-eyJldCI6ImFwcF9tZW50aW9uIn0",
+    })
+
+
+def block_actions_body(action_id: str, value: str, *, user: str = "U0ALICE", channel: str = "C0GENERAL",
+                       message_ts: str, response_url: str, ephemeral: bool,
+                       message: dict[str, Any] | None = None) -> str:
+    payload: dict[str, Any] = {
+        "type": "block_actions", "user": {"id": user, "username": user.lower(), "team_id": TEAM_ID},
+        "api_app_id": APP_ID, "token": "9s8d9as89d8as9d8as989",
+        "container": {"type": "message", "message_ts": message_ts, "channel_id": channel, "is_ephemeral": ephemeral},
+        "trigger_id": "12321423423.333649436676.d8c1bb837935619ccad0f624c448ffb3",
+        "team": {"id": TEAM_ID, "domain": "fake"}, "channel": {"id": channel, "name": "general"},
+        "response_url": response_url,
+        "actions": [{"action_id": action_id, "block_id": "b1", "value": value, "type": "button",
+                     "text": {"type": "plain_text", "text": action_id}, "action_ts": f"{time.time():.6f}"}],
+    }
+    if message is not None:
+        payload["message"] = message
+    return urlencode({"payload": json.dumps(payload)})
+
+
+# --- a stand-in for bot.answer, so Slack behaviour is tested apart from the cards -------------
+
+
+@dataclass
+class FakeReply:
+    text: str
+    blocks: list[dict[str, Any]]
+    language: str
+    kind: str
+    ask: Any = None
+
+
+@dataclass
+class FakeCore:
+    """Answers with the texts it was given (previous + new) so tests can see what a thread carried."""
+
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    fail_with: Exception | None = None
+
+    def answer(self, text: str, *, lang: str | None, previous: Any, now: Any) -> FakeReply:
+        self.calls.append({"text": text, "lang": lang, "previous": previous})
+        if self.fail_with is not None:
+            raise self.fail_with
+        texts = [*(previous or {}).get("texts", []), text]
+        language = lang or "en"
+        summary = " + ".join(texts)
+        blocks = [
+            {"type": "section", "text": {"type": "mrkdwn", "text": f"[{language}] {summary}"}},
+            {"type": "actions", "block_id": "whatif", "elements": [
+                {"type": "button", "action_id": "whatif.qlora", "value": json.dumps(texts),
+                 "text": {"type": "plain_text", "text": "QLoRA"}}]},
+        ]
+        kind = "help" if text == "help" else "recommendation"
+        return FakeReply(text=f"[{language}] {summary}", blocks=blocks, language=language, kind=kind)
+
+    def apply_action(self, action_id: str, value: str, *, lang: str, now: Any) -> FakeReply:
+        self.calls.append({"action": action_id, "value": value, "lang": lang})
+        text = f"[{lang}] {action_id} on {value}"
+        blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+        return FakeReply(text=text, blocks=blocks, language=lang, kind="recommendation")
+
+    def state_of(self, reply: FakeReply, text: str) -> dict[str, Any]:
+        previous = next((c["previous"] for c in reversed(self.calls) if c.get("text") == text), None)
+        return {"texts": [*(previous or {}).get("texts", []), text]}
+
+
+# --- serving the real WSGI app on a loopback port, and posting to it --------------------------
+
+
+class AppServer:
+    """The app's WSGI callable (bot.slack.wsgi.wsgi_app) on a threaded loopback server."""
+
+    def __init__(self, wsgi: Any) -> None:
+        from socketserver import ThreadingMixIn
+        from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+        class Server(ThreadingMixIn, WSGIServer):
+            daemon_threads = True
+
+        class Quiet(WSGIRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = make_server("127.0.0.1", 0, wsgi, server_class=Server, handler_class=Quiet)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.port = self.server.server_address[1]
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def post(port: int, body: str, headers: dict[str, str], path: str = "/slack/events") -> tuple[int, str]:
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("POST", path, body=body.encode("utf-8"), headers=headers)
+        response = conn.getresponse()
+        return response.status, response.read().decode("utf-8")
+    finally:
+        conn.close()
+
+
+def get(port: int, path: str) -> tuple[int, str, dict[str, str]]:
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", path)
+        response = conn.getresponse()
+        return response.status, response.read().decode("utf-8"), dict(response.getheaders())
+    finally:
+        conn.close()

@@ -1,0 +1,213 @@
+"""The real app over HTTP: signed requests shaped as Slack sends them, a fake Web API that records calls."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from slack_sdk.models.blocks import Block
+
+from bot.settings import load_settings
+from bot.slack.app import build_app
+from bot.slack.wsgi import wsgi_app
+from knowledge.slack_store import find_user_pref
+from fake_slack import (
+    BOT_ID,
+    BOT_USER_ID,
+    SIGNING_SECRET,
+    AppServer,
+    FakeCore,
+    FakeSlack,
+    block_actions_body,
+    event_body,
+    post,
+    signed_headers,
+    slash_command_body,
+)
+
+
+@dataclass
+class Harness:
+    slack: FakeSlack
+    core: FakeCore
+    server: AppServer
+    engine: object
+
+    def command(self, text: str, *, user: str = "U0ALICE", name: str = "cmd1") -> tuple[int, str]:
+        body = slash_command_body(text, user=user, response_url=self.slack.response_url(name))
+        return post(self.server.port, body, signed_headers(body))
+
+    def event(self, event: dict, *, event_id: str, retry: int | None = None) -> tuple[int, str]:
+        body = event_body(event, event_id=event_id)
+        headers = signed_headers(body, content_type="application/json")
+        if retry is not None:
+            headers |= {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
+        return post(self.server.port, body, headers)
+
+    def action(self, action_id: str, value: str, **kwargs) -> tuple[int, str]:
+        body = block_actions_body(action_id, value, **kwargs)
+        return post(self.server.port, body, signed_headers(body))
+
+
+def start_harness(engine, slack: FakeSlack, core: FakeCore) -> AppServer:
+    settings = load_settings({
+        "DATABASE_URL": engine.url.render_as_string(hide_password=False),
+        "SLACK_BOT_TOKEN": "xoxb-1-test", "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+        "SLACK_API_URL": slack.api_url,
+    })
+    return AppServer(wsgi_app(build_app(settings, engine=engine, core=core)))
+
+
+@pytest.fixture
+def h(engine) -> Iterator[Harness]:
+    slack = FakeSlack(locales={"U0JUN": "ja-JP", "U0MIN": "ko-KR"}).start()
+    core = FakeCore()
+    server = start_harness(engine, slack, core)
+    yield Harness(slack, core, server, engine)
+    server.stop()
+    slack.stop()
+
+
+def assert_valid_message(params: dict) -> None:
+    """A non-empty text fallback and blocks that slack_sdk can parse back."""
+    assert params.get("text"), "a message needs a text fallback"
+    for block in params["blocks"]:
+        parsed = Block.parse(block)
+        assert parsed is not None and parsed.to_dict()["type"] == block["type"], block
+
+
+def posted(h: Harness, method: str, count: int = 1) -> list:
+    h.slack.wait_for(lambda calls: len([c for c in calls if c.method == method]) >= count)
+    return h.slack.api_calls(method)
+
+
+# --- verification ------------------------------------------------------------------------------
+
+
+def test_url_verification_echoes_the_challenge(h: Harness) -> None:
+    body = json.dumps({"token": "Jhj5dZrVaK7ZwHHjRyZWjbDl", "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P", "type": "url_verification"})
+    status, text = post(h.server.port, body, signed_headers(body, content_type="application/json"))
+    assert status == 200 and "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P" in text
+
+
+@pytest.mark.parametrize("how", ["forged", "stale", "unsigned"])
+def test_bad_signature_is_refused_and_nothing_happens(h: Harness, how: str) -> None:
+    body = slash_command_body("h100 price", response_url=h.slack.response_url("x"))
+    if how == "forged":
+        headers = signed_headers(body, secret="not-the-secret")
+    elif how == "stale":  # Bolt refuses timestamps more than 5 minutes old (replay protection)
+        headers = signed_headers(body, timestamp=int(time.time()) - 6 * 60)
+    else:
+        headers = {"Content-Type": "application/x-www-form-urlencoded"}
+    status, _ = post(h.server.port, body, headers)
+    assert status == 401
+    calls = h.slack.quiet(0.3)
+    assert [c.method for c in calls] == ["auth.test"]  # only the start-up check of our token
+    assert h.core.calls == []
+
+
+# --- /gpu ------------------------------------------------------------------------------------------
+
+
+def test_slash_command_answers_ephemerally_with_a_share_button(h: Harness) -> None:
+    status, _ = h.command("fine-tune 13B with QLoRA on a budget")
+    assert status == 200
+    [call] = h.slack.wait_for(lambda calls: any(c.path == "/response/cmd1" for c in calls)) and h.slack.responses()
+    assert call.params["response_type"] == "ephemeral"
+    assert_valid_message(call.params)
+    assert "fine-tune 13B with QLoRA on a budget" in call.params["text"]
+    share = [e for b in call.params["blocks"] if b["type"] == "actions" for e in b["elements"] if e["action_id"] == "share"]
+    assert len(share) == 1
+    assert json.loads(share[0]["value"]) == {"q": "fine-tune 13B with QLoRA on a budget", "l": "en"}
+
+
+def test_empty_command_is_help_without_share(h: Harness) -> None:
+    h.command("")
+    h.slack.wait_for(lambda calls: any(c.path.startswith("/response/") for c in calls))
+    [call] = h.slack.responses()
+    assert h.core.calls[0]["text"] == "help"
+    assert not any(b["type"] == "actions" and any(e["action_id"] == "share" for e in b["elements"]) for b in call.params["blocks"])
+
+
+def test_subcommands_go_to_the_core_as_text(h: Harness) -> None:
+    for i, text in enumerate(["compare H100 vs H200", "price 4090", "specs L40S", "help"]):
+        h.command(text, name=f"c{i}")
+    h.slack.wait_for(lambda calls: len([c for c in calls if c.path.startswith("/response/")]) == 4)
+    assert sorted(c["text"] for c in h.core.calls) == sorted(["compare H100 vs H200", "price 4090", "specs L40S", "help"])
+
+
+def test_language_from_slack_locale_is_cached(h: Harness) -> None:
+    h.command("h100 price", user="U0JUN", name="a")
+    h.slack.wait_for(lambda calls: any(c.path == "/response/a" for c in calls))
+    h.command("a100 price", user="U0JUN", name="b")
+    h.slack.wait_for(lambda calls: any(c.path == "/response/b" for c in calls))
+    assert [c["lang"] for c in h.core.calls] == ["ja", "ja"]
+    assert len(h.slack.api_calls("users.info")) == 1
+    assert h.slack.api_calls("users.info")[0].params["include_locale"] in ("true", "1", True)
+
+
+def test_lang_override_is_stored_and_the_question_language_still_wins(h: Harness) -> None:
+    h.command("lang ko", name="set")
+    h.slack.wait_for(lambda calls: any(c.path == "/response/set" for c in calls))
+    confirmation = h.slack.responses()[0].params
+    assert "한국어" in confirmation["text"]
+    pref = find_user_pref(h.engine, team_id="T0TEAM", user_id="U0ALICE")
+    assert pref is not None and pref.language_override == "ko"
+    h.command("h100 price", name="q1")
+    h.command("用QLoRA微调Qwen2.5-14B，预算有限", name="q2")
+    h.slack.wait_for(lambda calls: len([c for c in calls if c.path.startswith("/response/q")]) == 2)
+    langs = {c["text"]: c["lang"] for c in h.core.calls}
+    assert langs == {"h100 price": "ko", "用QLoRA微调Qwen2.5-14B，预算有限": "zh-Hans"}
+
+
+def test_lang_with_an_unknown_language_lists_the_choices(h: Harness) -> None:
+    h.command("lang klingon", name="bad")
+    h.slack.wait_for(lambda calls: any(c.path == "/response/bad" for c in calls))
+    text = h.slack.responses()[0].params["text"]
+    assert "klingon" in text and "`ko`" in text and "`vi`" in text
+    assert find_user_pref(h.engine, team_id="T0TEAM", user_id="U0ALICE").language_override is None
+
+
+def test_digest_without_the_digest_feature_says_not_available(h: Harness, monkeypatch) -> None:
+    from bot.slack import digest_bridge
+
+    monkeypatch.setattr(digest_bridge, "_find", lambda module, name: None)
+    h.command("digest daily 9:00", user="U0MIN", name="d")
+    h.slack.wait_for(lambda calls: any(c.path == "/response/d" for c in calls))
+    params = h.slack.responses()[0].params
+    assert_valid_message(params)
+    assert "요약" in params["text"]  # Korean, from the user's Slack locale
+    assert h.core.calls == []
+
+
+def test_digest_and_alert_go_to_the_digest_helper(h: Harness, monkeypatch) -> None:
+    from bot.slack import digest_bridge
+    from fake_slack import FakeReply
+
+    seen = []
+
+    def slack_command(sub, text, **kw):
+        seen.append((sub, text, kw["channel_id"], kw["lang"]))
+        return FakeReply(text="subscribed", blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": "subscribed"}}], language="en", kind="digest")
+
+    monkeypatch.setattr(digest_bridge, "_find", lambda module, name: slack_command if name == "slack_command" else None)
+    h.command("alert H100 < $2/hr", name="al")
+    h.slack.wait_for(lambda calls: any(c.path == "/response/al" for c in calls))
+    assert seen == [("alert", "H100 < $2/hr", "C0GENERAL", "en")]
+    assert h.slack.responses()[0].params["text"] == "subscribed"
+
+
+def test_a_failure_is_answered_in_the_users_language_with_a_reference(h: Harness, caplog) -> None:
+    h.core.fail_with = RuntimeError("boom")
+    caplog.set_level(logging.ERROR)
+    h.command("h100 price", user="U0JUN", name="err")
+    h.slack.wait_for(lambda calls: any(c.path == "/response/err" for c in calls))
+    params = h.slack.responses()[0].params
+    assert "申し訳ありません" in params["text"] and params["response_type"] == "ephemeral"
+    assert "13345224609.738474920.8088930838d88f008e0" in params["text"]  # the trigger id
+    assert "boom" not in params["text"]
+    assert any("13345224609.738474920" in r.getMessage() for r in caplog.records)
