@@ -48,6 +48,8 @@ TEXTS = {
     "alert.off": "Alert #{id} is off.",
     "alert.not_found": "You have no active alert #{id}.",
     "alert.error": "I couldn't set the alert: {problem}\n{help}",
+    "alert.fired": "Price alert #{id}: {gpu} is now ${usd}/GPU-hour on-demand at {provider} ({count}× {instance}), "
+                   "{op} your ${line}. I'll tell you again after it goes back.",
 }
 
 

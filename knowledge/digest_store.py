@@ -113,7 +113,9 @@ def record_error(engine: Engine, subscription_id: int, error: str | None, now: d
         )
 
 
-def claim_period(engine: Engine, *, subscription_id: int, period_key: str, worker: str, now: datetime) -> Claim | None:
+def claim_period(
+    engine: Engine, *, subscription_id: int, period_key: str, worker: str, now: datetime, lease: timedelta = CLAIM_LEASE
+) -> Claim | None:
     """Claim one period before posting: a unique row. None when another process holds or finished it."""
     try:
         with Session(engine) as s, s.begin():
@@ -123,10 +125,10 @@ def claim_period(engine: Engine, *, subscription_id: int, period_key: str, worke
             assert row.id is not None
             return Claim(row.id, subscription_id, period_key, 1, False, now)
     except IntegrityError:
-        return _take_over(engine, subscription_id, period_key, worker, now)
+        return _take_over(engine, subscription_id, period_key, worker, now, lease)
 
 
-def _take_over(engine: Engine, subscription_id: int, period_key: str, worker: str, now: datetime) -> Claim | None:
+def _take_over(engine: Engine, subscription_id: int, period_key: str, worker: str, now: datetime, lease: timedelta) -> Claim | None:
     """Take a period whose attempt failed transiently, or whose owner died (lease expired): compare-and-swap."""
     with Session(engine) as s, s.begin():
         row = s.execute(
@@ -135,7 +137,7 @@ def _take_over(engine: Engine, subscription_id: int, period_key: str, worker: st
         if row is None or row.id is None:
             return None
         claimed_at = row.claimed_at if row.claimed_at.tzinfo else row.claimed_at.replace(tzinfo=now.tzinfo)
-        stale = row.status == "claimed" and now - claimed_at >= CLAIM_LEASE
+        stale = row.status == "claimed" and now - claimed_at >= lease
         if row.status != "retry" and not stale:
             return None
         result = s.execute(
@@ -271,10 +273,10 @@ def fire_alert(engine: Engine, alert_id: int, *, usd: Decimal, now: datetime) ->
         return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
 
-def rearm_alert(engine: Engine, alert_id: int, *, error: str | None = None) -> None:
-    """Arm again: the price went back (or the DM failed and must be retried; the error is kept)."""
+def rearm_alert(engine: Engine, alert_id: int, *, error: str | None = None, armed: bool = True) -> None:
+    """Arm again: the price went back (or the DM failed: kept with its error, armed to retry if transient)."""
     with Session(engine) as s, s.begin():
         s.execute(
             update(PriceAlert).where(PriceAlert.id == alert_id)  # type: ignore[arg-type]
-            .values(armed=True, last_error=error[:MAX_ERROR_CHARS] if error else None)
+            .values(armed=armed, last_error=error[:MAX_ERROR_CHARS] if error else None)
         )

@@ -192,8 +192,8 @@ def compute_digest(
 ) -> DigestInput:
     """The digest between the prices at `since` (or what a channel believes) and the latest prices."""
     now = now or datetime.now(UTC)
-    imports = list_imports(engine)
-    now_prices = prices_at(engine, None, imports=imports, gpu_ids=gpu_filter)
+    imports = list_imports(engine, until=now)
+    now_prices = prices_at(engine, now, imports=imports, gpu_ids=gpu_filter)
     if believed is None:
         old = prices_at(engine, since, imports=imports, gpu_ids=gpu_filter) if since is not None else {}
         believed = initial_states(old)

@@ -1,0 +1,156 @@
+"""A digest as plain data (the `digest preview --json` changes, the card view) and as a Slack card.
+
+The cards package renders `blocks/digest.json.j2` when it has one; until then (or if it fails)
+a small built-in Block Kit card with the same content is used, so a digest is never lost to a template.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from rules.changes import Change, DigestInput, GpuDigest, SeriesPrice
+
+log = logging.getLogger(__name__)
+BARS = "▁▂▃▄▅▆▇█"
+MAX_GPUS = 20  # 2 blocks per GPU + header/context stays under Slack's 50 blocks
+MAX_LINES = 8  # change lines per GPU (section text ≤ 3000 characters)
+
+
+def sparkline(values: Sequence[Decimal | None]) -> str:
+    """One character per day, low to high; a gap (no data) is a space."""
+    known = [v for v in values if v is not None]
+    if not known:
+        return ""
+    lo, hi = min(known), max(known)
+    span = hi - lo
+    out = []
+    for v in values:
+        if v is None:
+            out.append(" ")
+        else:
+            out.append(BARS[0] if span == 0 else BARS[min(7, int((v - lo) / span * 8))])
+    return "".join(out)
+
+
+def _money(v: Decimal | None) -> str | None:
+    return None if v is None else f"{v.quantize(Decimal('0.0001')).normalize():f}"
+
+
+def change_json(c: Change, gpus: Mapping[str, Any]) -> dict[str, Any]:
+    """One change exactly as `digest preview --json` promises it."""
+    spec = gpus.get(c.key.gpu_id)
+    return {
+        "gpu": {"id": c.key.gpu_id, "name": spec.name if spec is not None else c.key.gpu_id},
+        "provider": c.key.provider_id,
+        "gpu_count": c.key.gpu_count,
+        "tier": c.key.tier,
+        "kind": c.kind,
+        "old_usd_per_hour": _money(c.old_usd_per_hour),
+        "new_usd_per_hour": _money(c.new_usd_per_hour),
+        "change_pct": None if c.change_pct is None else float(c.change_pct),
+    }
+
+
+def changes_json(digest: DigestInput, gpus: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [change_json(c, gpus) for g in digest.gpus for c in g.changes]
+
+
+def _offer(p: SeriesPrice | None, providers: Mapping[str, Any]) -> dict[str, Any] | None:
+    if p is None:
+        return None
+    prov = providers.get(p.key.provider_id)
+    return {
+        "provider": p.key.provider_id, "provider_name": prov.name if prov is not None else p.key.provider_id,
+        "gpu_count": p.key.gpu_count, "tier": p.key.tier, "instance_type": p.instance_type, "region": p.region,
+        "usd_per_hour": _money(p.usd_per_hour), "usd_per_gpu_hour": _money(p.usd_per_gpu_hour),
+        "p10_usd_per_hour": _money(p.p10_usd_per_hour), "listings": p.listings,
+        "observed_at": p.observed_at.isoformat() if p.observed_at.year > 1 else None,
+    }
+
+
+def gpu_view(g: GpuDigest, gpus: Mapping[str, Any], providers: Mapping[str, Any]) -> dict[str, Any]:
+    spec = gpus.get(g.gpu_id)
+    return {
+        "id": g.gpu_id, "name": spec.name if spec is not None else g.gpu_id,
+        "changes": [change_json(c, gpus) for c in g.changes],
+        "cheapest_now": _offer(g.cheapest_now, providers),
+        "new_cheapest": _offer(g.new_cheapest, providers),
+        "old_cheapest": _offer(g.old_cheapest, providers),
+        "spot_spread_pct": None if g.spot_spread is None else float(g.spot_spread.spread_pct),
+        "series_30d": [_money(v) for v in g.series_30d],
+        "sparkline": sparkline(g.series_30d),
+        "prices_at": g.prices_at.isoformat() if g.prices_at else None,
+    }
+
+
+def digest_view(digest: DigestInput, *, gpus: Mapping[str, Any], providers: Mapping[str, Any]) -> dict[str, Any]:
+    """The digest card's view: plain JSON values, in catalog order."""
+    return {
+        "gpus": [gpu_view(g, gpus, providers) for g in digest.gpus],
+        "since": digest.since.isoformat() if digest.since else None,
+        "prices_at": digest.prices_at.isoformat() if digest.prices_at else None,
+        "threshold_pct": float(digest.thresholds.pct),
+        "threshold_usd_per_gpu_hour": float(digest.thresholds.usd_per_gpu_hour),
+        "suppressed": digest.suppressed,
+        "change_count": digest.change_count,
+        "sources": [
+            {"source": s.source, "provider": s.provider_id, "observed_at": s.observed_at.isoformat(),
+             "age_hours": s.age_hours, "failing": s.failing, "error": s.error}
+            for s in digest.sources
+        ],
+    }
+
+
+def render_digest(digest: DigestInput, *, gpus: Mapping[str, Any], providers: Mapping[str, Any], lang: str,
+                  now: datetime | None = None) -> dict[str, Any]:
+    """The Slack message (`text` + `blocks`) in the channel's language."""
+    view = digest_view(digest, gpus=gpus, providers=providers)
+    try:
+        from bot.render.cards import render_card
+
+        return render_card("digest", view, lang, now=now).message()
+    except Exception as exc:  # template not written yet, or broken: the built-in card still delivers
+        log.info("digest template unavailable (%s); using the built-in card", type(exc).__name__)
+    return builtin_card(view)
+
+
+def _change_line(c: Mapping[str, Any]) -> str:
+    where = f"{c['provider']} {c['gpu_count']}× {c['tier']}"
+    if c["kind"] == "new":
+        return f"🆕 {where}: new at ${c['new_usd_per_hour']}/h"
+    if c["kind"] == "gone":
+        return f"✖ {where}: gone (was ${c['old_usd_per_hour']}/h)"
+    arrow = "↓" if c["kind"] == "drop" else "↑"
+    return f"{arrow} {where}: ${c['old_usd_per_hour']} → ${c['new_usd_per_hour']}/h ({c['change_pct']:+.1f}%)"
+
+
+def builtin_card(view: Mapping[str, Any]) -> dict[str, Any]:
+    """A plain English Block Kit card with every digest fact (escaping: only our own values appear)."""
+    shown = view["gpus"][:MAX_GPUS]
+    blocks: list[dict[str, Any]] = [{"type": "header", "text": {"type": "plain_text", "text": "GPU price digest"}}]
+    for g in shown:
+        lines = [_change_line(c) for c in g["changes"][:MAX_LINES]]
+        if len(g["changes"]) > MAX_LINES:
+            lines.append(f"… and {len(g['changes']) - MAX_LINES} more")
+        best = g["cheapest_now"]
+        if best:
+            tag = "new cheapest" if g["new_cheapest"] else "cheapest"
+            lines.append(f"{tag}: {best['provider_name']} {best['gpu_count']}× ${best['usd_per_gpu_hour']}/GPU-h")
+        if g["spot_spread_pct"] is not None:
+            lines.append(f"spot is {g['spot_spread_pct']:.0f}% under on-demand")
+        spark = f" `{g['sparkline']}`" if g["sparkline"].strip() else ""
+        text = f"*{g['name']}*{spark}\n" + "\n".join(lines)
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}})
+    extra = len(view["gpus"]) - len(shown)
+    ages = ", ".join(f"{s['provider']} {s['age_hours']:.0f} h" + (" ⚠" if s["failing"] else "") for s in view["sources"][:20])
+    context = f"Data age: {ages}" if ages else "No price data"
+    if extra > 0:
+        context = f"+{extra} more GPUs changed. " + context
+    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": context[:2000]}]})
+    n = view["change_count"]
+    text = f"GPU price digest: {n} change{'s' if n != 1 else ''} across {len(view['gpus'])} GPU{'s' if len(view['gpus']) != 1 else ''}"
+    return {"text": text, "blocks": blocks}

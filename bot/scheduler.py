@@ -1,0 +1,286 @@
+"""The digest clock: posts each due digest exactly once per subscription and period, and fires price alerts.
+
+Exactly once, also with several schedulers and after a crash: a period is claimed in the database
+(a unique row) before anything is posted; our digests carry Slack message metadata
+(`gpu_advisor_digest` + subscription id + period), so whoever takes over a claim that never got
+recorded first looks in the channel's history for it and only posts when it is not there.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, time, timedelta
+from decimal import Decimal
+from typing import Any, Protocol
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import Engine
+
+from knowledge import digest_store as store
+from knowledge.history import as_utc, compute_digest, prices_at
+from rules.changes import DigestInput, Thresholds, per_gpu_cheapest
+
+log = logging.getLogger(__name__)
+EVENT_TYPE = "gpu_advisor_digest"
+# Errors that retrying cannot fix: recorded on the subscription (App Home shows them), period closed as failed.
+PERMANENT_ERRORS = frozenset({
+    "not_in_channel", "channel_not_found", "is_archived", "invalid_auth", "token_revoked", "account_inactive",
+    "not_authed", "missing_scope", "team_access_not_granted", "restricted_action", "no_token", "user_not_found",
+})
+HISTORY_PAGES = 5
+
+
+class TokenSource(Protocol):
+    """Where a workspace's bot token comes from: one SLACK_BOT_TOKEN, or the OAuth installation store."""
+
+    def bot_token(self, team_id: str) -> str | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StaticTokens:
+    token: str | None
+
+    def bot_token(self, team_id: str) -> str | None:
+        return self.token
+
+
+@dataclass(frozen=True, slots=True)
+class InstallationTokens:
+    """Adapter over a Bolt InstallationStore (knowledge.slack_store.DbInstallationStore)."""
+
+    installation_store: Any
+
+    def bot_token(self, team_id: str) -> str | None:
+        bot = self.installation_store.find_bot(enterprise_id=None, team_id=team_id)
+        return getattr(bot, "bot_token", None) if bot is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerConfig:
+    api_url: str
+    worker: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    lease: timedelta = store.CLAIM_LEASE
+    timeout_s: int = 30
+    dry_run: bool = False
+
+
+@dataclass(slots=True)
+class RunReport:
+    outcomes: dict[str, list[str]] = field(default_factory=dict)  # outcome → ["sub 3 2025-06-02", ...]
+    alerts_fired: list[int] = field(default_factory=list)
+
+    def add(self, outcome: str, what: str) -> None:
+        self.outcomes.setdefault(outcome, []).append(what)
+
+
+def due_period(sub: Any, now: datetime) -> tuple[str, datetime] | None:
+    """The period key whose scheduled local time has passed (today's, or this ISO week's), else None."""
+    zone = ZoneInfo(sub.timezone)
+    local = now.astimezone(zone)
+    at = time(sub.local_hour, sub.local_minute)
+    if sub.cadence == "weekly":
+        day = local.date() - timedelta(days=local.weekday()) + timedelta(days=sub.weekday)
+        iso = local.isocalendar()
+        key = f"{iso.year}-W{iso.week:02d}"
+    else:
+        day, key = local.date(), local.date().isoformat()
+    scheduled = datetime.combine(day, at, tzinfo=zone)
+    return (key, scheduled.astimezone(UTC)) if local >= scheduled else None
+
+
+def make_client(token: str, cfg: SchedulerConfig) -> Any:
+    """A WebClient on our API URL that waits out 429s. No connection-error retry: a repeat post could double."""
+    from slack_sdk import WebClient
+    from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+
+    return WebClient(token=token, base_url=cfg.api_url, timeout=cfg.timeout_s,
+                     retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=5)])
+
+
+def find_posted(client: Any, channel: str, subscription_id: int, period_key: str, oldest: datetime) -> str | None:
+    """The ts of our digest for this period if it is already in the channel (message metadata), else None."""
+    cursor = None
+    for _ in range(HISTORY_PAGES):
+        resp = client.conversations_history(channel=channel, oldest=f"{oldest.timestamp():.6f}", limit=200,
+                                            include_all_metadata=True, cursor=cursor)
+        for msg in resp.get("messages", []):
+            meta = msg.get("metadata") or {}
+            payload = meta.get("event_payload") or {}
+            if meta.get("event_type") == EVENT_TYPE and str(payload.get("subscription_id")) == str(subscription_id) \
+                    and payload.get("period") == period_key:
+                return str(msg["ts"])
+        cursor = (resp.get("response_metadata") or {}).get("next_cursor")
+        if not resp.get("has_more") or not cursor:
+            return None
+    return None
+
+
+def subscription_digest(engine: Engine, sub: Any, *, now: datetime, gpu_order: tuple[str, ...] = ()) -> DigestInput:
+    """What changed since the channel's last digest, measured against what it was told (hysteresis)."""
+    believed = store.load_states(engine, sub.id) or None
+    since = as_utc(sub.last_prices_at) if sub.last_prices_at else None
+    thresholds = Thresholds(Decimal(sub.threshold_pct), Decimal(sub.threshold_usd))
+    gpu_filter = frozenset(g for g in sub.gpu_filter.split(",") if g)
+    return compute_digest(engine, since=since, thresholds=thresholds, now=now, gpu_filter=gpu_filter,
+                          believed=believed, gpu_order=gpu_order)
+
+
+def slack_error(exc: Exception) -> str:
+    """The Slack error code of an API failure, or a short name for a transport failure."""
+    response = getattr(exc, "response", None)
+    if response is not None:
+        try:
+            return str(response.get("error") or "unknown_error")
+        except Exception:  # a non-dict body
+            return "unknown_error"
+    return type(exc).__name__
+
+
+@dataclass(slots=True)
+class Scheduler:
+    """One clock process. `run_once(now)` is a whole tick; `run_forever` repeats it until stopped."""
+
+    engine: Engine
+    tokens: TokenSource
+    cfg: SchedulerConfig
+    catalog: Callable[[], Any]  # → Snapshot (gpus and providers for names and order)
+    printed: list[dict[str, Any]] = field(default_factory=list)  # dry-run output
+
+    def run_once(self, now: datetime | None = None) -> RunReport:
+        now = now or datetime.now(UTC)
+        report = RunReport()
+        snapshot = self.catalog()
+        for sub in store.list_subscriptions(self.engine):
+            what = f"subscription {sub.id} ({sub.team_id}/{sub.channel_id})"
+            try:
+                outcome = self.deliver(sub, now, snapshot)
+            except Exception:  # one broken subscription must not stop the others
+                log.exception("digest for %s failed", what)
+                outcome = "error"
+            report.add(outcome, what)
+        if not self.cfg.dry_run:
+            report.alerts_fired = self.check_alerts(now, snapshot)
+        return report
+
+    def deliver(self, sub: Any, now: datetime, snapshot: Any) -> str:
+        due = due_period(sub, now)
+        if due is None:
+            return "not_due"
+        key, scheduled = due
+        if sub.last_period_key == key:
+            return "done"
+        if self.cfg.dry_run:
+            digest = subscription_digest(self.engine, sub, now=now, gpu_order=tuple(snapshot.gpus))
+            self.printed.append({"subscription_id": sub.id, "channel_id": sub.channel_id, "period": key,
+                                 "changes": digest.change_count})
+            return "would_post" if digest.change_count or sub.report_empty else "would_skip_empty"
+        claim = store.claim_period(self.engine, subscription_id=sub.id, period_key=key, worker=self.cfg.worker,
+                                   now=now, lease=self.cfg.lease)
+        if claim is None:
+            return "held_elsewhere"
+        return self._post_claimed(sub, claim, scheduled, now, snapshot)
+
+    def _post_claimed(self, sub: Any, claim: store.Claim, scheduled: datetime, now: datetime, snapshot: Any) -> str:
+        token = self.tokens.bot_token(sub.team_id)
+        if not token:
+            return self._failed(sub, claim, "no_token", now)
+        client = make_client(token, self.cfg)
+        digest = subscription_digest(self.engine, sub, now=now, gpu_order=tuple(snapshot.gpus))
+        try:
+            if claim.takeover:
+                ts = find_posted(client, sub.channel_id, sub.id, claim.period_key, scheduled - timedelta(hours=1))
+                if ts is not None:
+                    self._finish(claim, "posted", now, digest, ts)
+                    return "recovered"
+            if digest.change_count == 0 and not sub.report_empty:
+                self._finish(claim, "empty", now, digest)
+                return "empty"
+            ts = self._post(client, sub, claim, digest, snapshot, now)
+        except Exception as exc:  # SlackApiError, timeouts, connection resets
+            code = slack_error(exc)
+            if code in PERMANENT_ERRORS:
+                return self._failed(sub, claim, code, now)
+            log.warning("digest %s/%s: %s; will retry (history is checked first)", sub.id, claim.period_key, code)
+            store.finish_period(self.engine, claim, status="retry", now=now, error=code)
+            return "retry"
+        self._finish(claim, "posted", now, digest, ts)
+        return "posted"
+
+    def _post(self, client: Any, sub: Any, claim: store.Claim, digest: DigestInput, snapshot: Any, now: datetime) -> str:
+        from bot.digest_card import render_digest
+
+        message = render_digest(digest, gpus=snapshot.gpus, providers=snapshot.providers, lang=sub.language, now=now)
+        metadata = {"event_type": EVENT_TYPE,
+                    "event_payload": {"subscription_id": sub.id, "period": claim.period_key, "changes": digest.change_count}}
+        resp = client.chat_postMessage(channel=sub.channel_id, text=message["text"], blocks=message["blocks"],
+                                       metadata=metadata, unfurl_links=False, unfurl_media=False)
+        return str(resp["ts"])
+
+    def _finish(self, claim: store.Claim, status: str, now: datetime, digest: DigestInput, ts: str | None = None) -> None:
+        store.finish_period(self.engine, claim, status=status, now=now, message_ts=ts, prices_at=digest.prices_at,
+                            states=digest.states)
+
+    def _failed(self, sub: Any, claim: store.Claim, code: str, now: datetime) -> str:
+        log.warning("digest %s/%s cannot be delivered: %s", sub.id, claim.period_key, code)
+        store.finish_period(self.engine, claim, status="failed", now=now, error=code)
+        store.record_error(self.engine, sub.id, code, now)
+        return "failed"
+
+    def check_alerts(self, now: datetime, snapshot: Any) -> list[int]:
+        """DM each armed alert whose line the cheapest on-demand price crossed; re-arm those that went back."""
+        alerts = store.list_alerts(self.engine)
+        if not alerts:
+            return []
+        cheapest = per_gpu_cheapest(prices_at(self.engine, gpu_ids={a.gpu_id for a in alerts}).values())
+        fired = []
+        for a in alerts:
+            best = cheapest.get(a.gpu_id)
+            if best is None:
+                continue
+            line = Decimal(a.usd_per_gpu_hour)
+            usd = best.usd_per_gpu_hour
+            crossed = usd < line if a.op == "<" else usd > line
+            if not crossed and not a.armed:
+                store.rearm_alert(self.engine, a.id)
+            elif crossed and a.armed and store.fire_alert(self.engine, a.id, usd=usd, now=now):
+                if self._dm_alert(a, best, snapshot):
+                    fired.append(a.id)
+        return fired
+
+    def _dm_alert(self, alert: Any, best: Any, snapshot: Any) -> bool:
+        from bot.digest_commands import message
+
+        token = self.tokens.bot_token(alert.team_id)
+        gpu = snapshot.gpus.get(alert.gpu_id)
+        prov = snapshot.providers.get(best.key.provider_id)
+        text = message("alert.fired", alert.language, id=alert.id, gpu=gpu.name if gpu else alert.gpu_id,
+                       usd=f"{best.usd_per_gpu_hour:.2f}", provider=prov.name if prov else best.key.provider_id,
+                       count=best.key.gpu_count, instance=best.instance_type, op=alert.op,
+                       line=f"{Decimal(alert.usd_per_gpu_hour):.2f}")
+        try:
+            if not token:
+                raise LookupError("no_token")
+            make_client(token, self.cfg).chat_postMessage(channel=alert.user_id, text=text)
+            return True
+        except Exception as exc:
+            code = str(exc) if isinstance(exc, LookupError) else slack_error(exc)
+            # Transient: arm again so the next tick retries. Permanent: stay quiet, show the error in App Home.
+            store.rearm_alert(self.engine, alert.id, error=code, armed=code not in PERMANENT_ERRORS)
+            return False
+
+    def run_forever(self, *, tick_s: float = 30.0, stop: threading.Event | None = None) -> None:
+        stop = stop or threading.Event()
+        log.info("scheduler %s started (tick %.0f s)", self.cfg.worker, tick_s)
+        while not stop.is_set():
+            try:
+                report = self.run_once()
+                if report.outcomes.keys() - {"not_due", "done"}:
+                    log.info("tick: %s", {k: len(v) for k, v in report.outcomes.items()})
+            except Exception:  # a broken tick (database restart …) must not stop the clock
+                log.exception("scheduler tick failed")
+            stop.wait(tick_s)
