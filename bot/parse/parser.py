@@ -1,18 +1,181 @@
-"""`parse(text, snapshot=...) -> Ask`: the single entry point; never raises."""
+"""`parse(text, snapshot=...) -> Ask`: the single entry point; any text gives an Ask, never an exception."""
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
-from bot.parse.ask import Ask
+from bot.parse.ask import (
+    CLARIFY_GPU_AMBIGUOUS,
+    CLARIFY_GPU_UNKNOWN,
+    CLARIFY_MODEL_SIZE,
+    Ask,
+    Budget,
+    GpuMention,
+)
+from bot.parse.config import find_config
+from bot.parse.deadline import find_deadline_hours
+from bot.parse.gpus import find_gpus
+from bot.parse.intent import Evidence, decide_intent
+from bot.parse.language import detect_language
+from bot.parse.models import find_model
+from bot.parse.money import find_money
+from bot.parse.quantities import find_batch, find_dataset, find_lora_rank, find_resolution, find_seq_len
+from bot.parse.sizes import find_sizes
+from bot.parse.text import MAX_CHARS, clean_text
+from bot.parse.training import find_training
+from bot.parse.vocabulary import Vocabulary, load_vocabulary
 
 if TYPE_CHECKING:
     from knowledge.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
+_NEEDS_MODEL = frozenset({"advise"})
 
 
 def parse(text: str, *, snapshot: Snapshot) -> Ask:
-    """Parse one message. Extraction lands in the following commits; today: intent help only."""
-    return Ask(intent="advise", language="en", text=text if isinstance(text, str) else "")
+    """Parse one message into an Ask (pure: no I/O beyond the lexicon read once)."""
+    try:
+        return _parse(text, snapshot)
+    except Exception:  # a parser bug must still give the user a card, and us a log line
+        log.exception("parse failed on a %d-character message", len(text) if isinstance(text, str) else -1)
+        return Ask(intent="help", language="en", text=text if isinstance(text, str) else "",
+                   ignored=("the whole message (it could not be read)",))
+
+
+def _blank(text: str, spans: tuple[tuple[int, int], ...]) -> str:
+    """Replace used spans by spaces so later extractors do not read them again (positions kept)."""
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
+def _parse(raw: str, snapshot: Snapshot) -> Ask:
+    vocab = load_vocabulary()
+    text, cut = clean_text(raw)
+    language = detect_language(text, vocab)
+    gpus = find_gpus(text, snapshot, vocab)
+    rest = _blank(text, gpus.spans)
+    money = find_money(rest, vocab, language)
+    rest = _blank(rest, money.spans)
+    config = find_config(text)
+    sizes = find_sizes(rest)
+    model = find_model(rest, sizes, snapshot, config.model_query)
+    training = find_training(rest, vocab, config.values)
+    values: dict[str, Any] = dict(config.values)
+    assumed: dict[str, str] = {**money.assumed, **model.assumed, **training.assumed}
+    ignored = list(config.ignored)
+    if cut:
+        ignored.append(f"text after the first {MAX_CHARS} characters")
+
+    params_b = model.mention.params_b if model.mention and model.mention.params_b else None
+    if params_b is None and sizes:
+        params_b = sizes[0].params_b
+        if sizes[0].experts:
+            assumed["params_b"] = f"{sizes[0].experts} experts: read as at most {params_b:g}B total"
+    for extra in sizes[1:]:
+        if abs(extra.params_b - (params_b or 0)) > 0.01:
+            ignored.append(f"{rest[extra.start:extra.end].strip()} (one model size per question)")
+
+    seq_len = values.get("seq_len")
+    if seq_len is None:
+        seq_len, from_k = find_seq_len(rest, vocab)
+        if from_k:
+            assumed["seq_len"] = f"'k' read as 1024 tokens: {seq_len}"
+    dataset = find_dataset(rest, vocab)
+    found_gpus = gpus.mentions
+    gpu_count = _gpu_count(found_gpus, gpus.loose_count, values.get("gpus"))
+    spot = _spot(rest, vocab)
+    objective = vocab.objectives.first(rest)
+    deadline = find_deadline_hours(rest, vocab)
+    language = _requested_language(rest, vocab, language)
+
+    has_workload = model.mention is not None or params_b is not None
+    evidence = Evidence(
+        cues=frozenset(v for v, _, _ in vocab.intents.find(rest)),
+        text_chars=len(text),
+        distinct_gpus=len({g.gpu_id or g.query for g in found_gpus}),
+        has_workload=has_workload,
+        has_method=training.method is not None,
+        has_money_or_time=_has_money(money.budget) or deadline is not None,
+        anything=bool(has_workload or training.method or found_gpus or _has_money(money.budget)
+                      or seq_len or deadline or objective or training.framework),
+    )
+    intent = decide_intent(evidence)
+    return Ask(
+        intent=intent,  # type: ignore[arg-type]
+        language=language,  # type: ignore[arg-type]
+        text=raw if isinstance(raw, str) else "",
+        model=model.mention,
+        params_b=params_b,
+        method=training.method,  # type: ignore[arg-type]
+        precision=training.precision,
+        framework=training.framework or config.framework,
+        optimizer=training.optimizer,
+        seq_len=seq_len,
+        batch_size=values.get("batch_size") or find_batch(rest, vocab),
+        gpus=found_gpus,
+        gpu_count=gpu_count,
+        budget=money.budget,
+        deadline_hours=deadline,
+        dataset_tokens=dataset.tokens,
+        samples=dataset.samples,
+        epochs=values.get("epochs") or dataset.epochs,
+        spot=spot,
+        objective=objective,
+        sharding=training.sharding,  # type: ignore[arg-type]
+        grad_checkpointing=training.grad_checkpointing,  # type: ignore[arg-type]
+        lora_rank=values.get("lora_rank") or find_lora_rank(rest, vocab),
+        resolution=values.get("resolution") or find_resolution(rest, vocab),
+        offload=training.offload,
+        ignored=tuple(ignored),
+        assumed=MappingProxyType(assumed),
+        clarifications=_clarifications(intent, found_gpus, has_workload, model.family, training.method),
+    )
+
+
+def _has_money(budget: Budget) -> bool:
+    return budget.usd_total is not None or budget.usd_per_hour is not None
+
+
+def _gpu_count(mentions: tuple[GpuMention, ...], loose: int | None, config_gpus: object) -> int | None:
+    """One count for the whole request: the named GPUs' count when they agree, else a loose count."""
+    counts = {m.count for m in mentions if m.count}
+    if len(counts) == 1:
+        return counts.pop()
+    if counts:
+        return None  # "2x 3090 vs 1x 4090": each mention keeps its own count
+    if isinstance(config_gpus, int):
+        return config_gpus
+    return loose
+
+
+def _spot(text: str, vocab: Vocabulary) -> bool | None:
+    found = [v for v, _, _ in vocab.spot.find(text)]
+    if "no" in found:
+        return False
+    return True if found else None
+
+
+def _requested_language(text: str, vocab: Vocabulary, detected: str) -> str:
+    """"reply in Korean" / "用英文回答" switches the reply language; naming a language alone does not."""
+    if "language" not in {v for v, _, _ in vocab.intents.find(text)}:
+        return detected
+    names = [v for v, _, _ in vocab.language_names.find(text)]
+    return names[0] if names else detected
+
+
+def _clarifications(
+    intent: str, gpus: tuple[GpuMention, ...], has_workload: bool, family: str | None, method: str | None
+) -> tuple[tuple[str, str | None], ...]:
+    out: list[tuple[str, str | None]] = []
+    for g in gpus:
+        if g.status == "ambiguous":
+            out.append((CLARIFY_GPU_AMBIGUOUS, g.query))
+        elif g.status == "none":
+            out.append((CLARIFY_GPU_UNKNOWN, g.query))
+    if intent in _NEEDS_MODEL and not has_workload and (method or family or not gpus):
+        out.append((CLARIFY_MODEL_SIZE, family))
+    return tuple(out)

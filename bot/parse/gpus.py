@@ -1,0 +1,125 @@
+"""GPU mentions: find spans that look like accelerator names, let the catalog name them, read counts."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from bot.parse.ask import GpuMention
+from bot.parse.numbers import count_value
+from bot.parse.vocabulary import Vocabulary, phrase_regex
+
+if TYPE_CHECKING:
+    from knowledge.snapshot import Snapshot
+
+MAX_GPU_SPANS = 6  # more names than this in one message is a pasted table, not a question
+MAX_COUNT = 1024
+_VENDOR = r"(?:(?:nvidia|geforce|tesla|amd|radeon|instinct|intel|habana|quadro)\s?)*"
+_MEMORY = r"(?:[\s-]?(?:sxm\d?|pcie|nvl|\(?\d{2,3}\s?g(?:b|ib)?\)?))"
+_NAMES = (
+    r"rtx\s?pro\s?\d{4}(?:\s?blackwell)?",
+    r"rtx\s?a?\d{4}(?:\s?(?:ada(?:\s?generation)?|ti\s?super|ti|super))?",
+    r"(?:gtx\s?)?[1-5]0[5-9]0(?:\s?(?:ti\s?super|ti|super|d))?",
+    r"a[2-6][05]00",
+    rf"(?:(?:gh|gb)[23]00|b[123]00a?|h[128]00|h20|a[18]00|a10g?|a30|a40|a16|l40s?|l4|l20|t4|p100|p40|k80|m60|v100){_MEMORY}{{0,2}}",
+    r"mi\d{3}x?|rx\s?\d{4}\s?(?:xtx|xt)?|w7900|gaudi\s?[123]?|tpu\s?v\d[a-z]?",
+)
+_INSTANCE = r"[a-z]\d[a-z]{0,3}\.\d{0,2}x?large|a\d-(?:high|mega|ultra)gpu-\d+g|gpu_\d+x_[a-z0-9_]+|standard_nd[a-z0-9_]+"
+# Words that stand for "GPUs" when a count has no GPU name after it ("8 GPUs", "4장", "8卡").
+_LOOSE_UNITS = frozenset({"个", "個", "개", "台", "con", "cái", "chiếc"})
+
+
+@dataclass(frozen=True, slots=True)
+class GpuFound:
+    """GPU mentions in order and a count stated without a GPU name."""
+
+    mentions: tuple[GpuMention, ...]
+    loose_count: int | None
+    spans: tuple[tuple[int, int], ...]
+
+
+@functools.lru_cache(maxsize=1)
+def _patterns(vocab_id: int, counts: tuple[str, ...], units: tuple[str, ...]) -> dict[str, re.Pattern[str]]:
+    number = rf"(?:\d{{1,4}}|{phrase_regex(list(counts))}|[一二两兩三四五六七八九十]{{1,3}})"
+    unit = phrase_regex(list(units))
+    strict = phrase_regex([u for u in units if u not in _LOOSE_UNITS])
+    name = "|".join(_NAMES)
+    return {
+        "gpu": re.compile(
+            rf"(?:(?<=\dx)|(?<![a-z0-9]))(?:{_INSTANCE}|{_VENDOR}(?:{name}))s?(?![a-z0-9])"
+        ),
+        "before": re.compile(rf"(?<![a-z0-9.,])({number})\s?(?:x|\*|{unit})?\s?(?:of\s|de\s|の)?$"),
+        "after": re.compile(
+            rf"^\s?(?:を|が|は|을|를|이|가|로|으로)?\s?(?:(?:x|\*)\s?(\d{{1,4}})(?![0-9])|({number})\s?(?:{unit}))"
+        ),
+        "loose": re.compile(
+            rf"(?<![a-z0-9.])({number})\s?(?:x\s?)?(?:{strict})(?![a-z])"
+            rf"|(?:gpu|显卡|顯卡|그래픽카드|グラボ)\s?(?:를|가|は|を)?\s?({number})\s?(?:{unit})"
+        ),
+    }
+
+
+def find_gpus(text: str, snapshot: Snapshot, vocabulary: Vocabulary) -> GpuFound:
+    """GPU mentions resolved by the catalog, with counts read from words around each name."""
+    patterns = _patterns(id(vocabulary), tuple(vocabulary.count_words), vocabulary.gpu_units)
+    mentions: list[GpuMention] = []
+    spans: list[tuple[int, int]] = []
+    for m in patterns["gpu"].finditer(text):
+        if len(mentions) >= MAX_GPU_SPANS:
+            break
+        query = m.group(0).strip()
+        match = snapshot.gpu_index.resolve(query)
+        count, used = _count_near(text, m.start(), m.end(), patterns, vocabulary)
+        count = count or match.count
+        spans.append((used[0], used[1]))
+        name = snapshot.gpus[match.gpu_id].name if match.gpu_id in snapshot.gpus else None
+        mentions.append(
+            GpuMention(match.status, match.gpu_id, name, tuple(match.candidates), count, query)
+        )
+    return GpuFound(_merge(mentions), _loose_count(text, spans, patterns, vocabulary), tuple(spans))
+
+
+def _count_near(
+    text: str, start: int, end: int, patterns: dict[str, re.Pattern[str]], vocabulary: Vocabulary
+) -> tuple[int | None, tuple[int, int]]:
+    """A count written just before ("两张", "2x", "dual") or just after ("3대", "を8枚", "x8")."""
+    window = text[max(0, start - 16) : start]
+    m = patterns["before"].search(window)
+    if m:
+        value = count_value(m.group(1), vocabulary.count_words)
+        if value and 1 <= value <= MAX_COUNT:
+            return value, (start - len(window) + m.start(), end)
+    after = patterns["after"].search(text[end : end + 16])
+    if after:
+        value = count_value(after.group(1) or after.group(2), vocabulary.count_words)
+        if value and 1 <= value <= MAX_COUNT:
+            return value, (start, end + after.end())
+    return None, (start, end)
+
+
+def _loose_count(
+    text: str, spans: list[tuple[int, int]], patterns: dict[str, re.Pattern[str]], vocabulary: Vocabulary
+) -> int | None:
+    for m in patterns["loose"].finditer(text):
+        if any(s <= m.start() < e or s < m.end() <= e for s, e in spans):
+            continue
+        value = count_value(m.group(1) or m.group(2), vocabulary.count_words)
+        if value and 1 <= value <= MAX_COUNT:
+            return value
+    return None
+
+
+def _merge(mentions: list[GpuMention]) -> tuple[GpuMention, ...]:
+    """One mention per GPU: a name repeated in the text keeps its first stated count."""
+    out: list[GpuMention] = []
+    for mention in mentions:
+        key = mention.gpu_id or mention.query
+        same = [i for i, o in enumerate(out) if (o.gpu_id or o.query) == key]
+        if not same:
+            out.append(mention)
+        elif out[same[0]].count is None and mention.count is not None:
+            o = out[same[0]]
+            out[same[0]] = GpuMention(o.status, o.gpu_id, o.name, o.candidates, mention.count, o.query)
+    return tuple(out)

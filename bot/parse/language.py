@@ -1,0 +1,60 @@
+"""Which language a message is written in: script first, then vocabulary (stopwords)."""
+
+from __future__ import annotations
+
+import re
+
+from bot.parse.vocabulary import Vocabulary
+
+_HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
+_KANA = re.compile(r"[\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff]")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN_WORD = re.compile(r"[a-z\u00c0-\u024f\u1e00-\u1eff']+")
+# Letters only Vietnamese uses among our Latin languages (horn vowels, d-bar, dot-below tones).
+_VIETNAMESE = re.compile(r"[ăâđêôơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]")
+MIN_SCRIPT_CHARS = 2  # one stray CJK character in English text does not switch the language
+LATIN_LANGUAGES: tuple[str, ...] = ("en", "es", "de", "fr")
+
+
+def detect_language(text: str, vocabulary: Vocabulary) -> str:
+    """The user's language. CJK script wins over English tech words mixed into the message."""
+    hangul = len(_HANGUL.findall(text))
+    kana = len(_KANA.findall(text))
+    han = _HAN.findall(text)
+    if hangul >= MIN_SCRIPT_CHARS and hangul >= kana:
+        return "ko"
+    if kana >= MIN_SCRIPT_CHARS or (kana and han):
+        return "ja"
+    if len(han) >= MIN_SCRIPT_CHARS:
+        return chinese_script(han, vocabulary)
+    if hangul:
+        return "ko"
+    if han:
+        return chinese_script(han, vocabulary)
+    return latin_language(text, vocabulary)
+
+
+def chinese_script(han: list[str], vocabulary: Vocabulary) -> str:
+    """zh-Hant when traditional-only characters outnumber simplified-only ones."""
+    simplified = sum(1 for ch in han if ch in vocabulary.simplified_chars)
+    traditional = sum(1 for ch in han if ch in vocabulary.traditional_chars)
+    return "zh-Hant" if traditional > simplified else "zh-Hans"
+
+
+def latin_language(text: str, vocabulary: Vocabulary) -> str:
+    """Score stopwords per language; Vietnamese letters are decisive; ties go to English."""
+    if len(_VIETNAMESE.findall(text)) >= MIN_SCRIPT_CHARS:
+        return "vi"
+    words = _LATIN_WORD.findall(text)
+    if not words:
+        return "en"
+    scores = {lang: 0 for lang in LATIN_LANGUAGES}
+    for word in words:
+        for lang in LATIN_LANGUAGES:
+            if word in vocabulary.stopwords[lang]:
+                scores[lang] += 1
+    vi_score = sum(1 for w in words if w in vocabulary.stopwords["vi"])
+    best = max(LATIN_LANGUAGES, key=lambda lang: (scores[lang], lang == "en"))
+    if vi_score > scores[best]:
+        return "vi"
+    return best if scores[best] > scores["en"] else "en"

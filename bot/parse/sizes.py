@@ -1,0 +1,60 @@
+"""Model sizes in every form: "13B", "1.5b", "13 billion params", "8x7B", "350M", "130亿", "1300억"."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from bot.parse.numbers import parse_number
+
+# Words after a size that make it a dataset size, not a model size ("1B tokens", "10亿条").
+_NOT_MODEL = r"(?!\s*(?:tokens?|tok(?![a-z])|words|samples|rows|examples|词元|條|条|个token|個token|토큰|개의? ?(?:샘플|토큰)|トークン|件|원|元|円|won|yen|dollars?|usd|\$))"
+
+
+@dataclass(frozen=True, slots=True)
+class SizeMention:
+    """A parameter count found in the text, in billions, with where it was."""
+
+    params_b: float
+    start: int
+    end: int
+    experts: int | None = None  # 8 in "8x7B": the total is below 8 x 7 since attention is shared
+
+
+@functools.lru_cache(maxsize=1)
+def _patterns() -> tuple[re.Pattern[str], ...]:
+    billions = r"(?:b|\s?(?:bn|billions?|billion parameters|mil millones|milliarden|milliards?|tỷ))"
+    return (
+        # 8x7B (mixture of experts)
+        re.compile(r"(?<![0-9.])(\d{1,2})\s?x\s?(\d{1,3}(?:\.\d+)?)\s?b(?![a-z0-9])"),
+        # 7B, 1.5b, 13 billion, 70 billion params; not $5b nor 1B tokens
+        re.compile(rf"(?<![0-9.,$])(\d{{1,4}}(?:\.\d{{1,2}})?){billions}(?![a-z0-9]){_NOT_MODEL}"),
+        # 350M params, smollm-135m
+        re.compile(
+            r"(?:(?<=[-_])(\d{2,4})m(?![a-z0-9])|(?<![0-9.,$])(\d{2,4})\s?m\s?(?:params|parameters|param|model))"
+            rf"{_NOT_MODEL}"
+        ),
+        # 130亿 / 130億 / 1300억 (units of 10^8)
+        re.compile(rf"(?<![0-9.,])(\d{{1,5}}(?:\.\d+)?)\s?(?:亿|億|억)(?!\s?(?:원|元|円|韩元)){_NOT_MODEL}"),
+    )
+
+
+def find_sizes(text: str) -> list[SizeMention]:
+    """Every parameter count in order of appearance (text already normalised)."""
+    moe, billions, millions, cjk = _patterns()
+    found: list[SizeMention] = []
+    taken: list[tuple[int, int]] = []
+    for m in moe.finditer(text):
+        experts, each = int(m.group(1)), parse_number(m.group(2))
+        if each and experts > 1:
+            found.append(SizeMention(experts * each, m.start(), m.end(), experts))
+            taken.append(m.span())
+    for pattern, scale in ((billions, 1.0), (millions, 0.001), (cjk, 0.1)):
+        for m in pattern.finditer(text):
+            if any(s <= m.start() < e for s, e in taken):
+                continue
+            value = parse_number(m.group(1) or m.group(m.lastindex or 1))
+            if value and 0.01 <= value * scale <= 5000:
+                found.append(SizeMention(round(value * scale, 3), m.start(), m.end()))
+    return sorted(found, key=lambda s: s.start)

@@ -1,0 +1,250 @@
+"""The parser's word lists: loads bot/parse/lexicon/*.json once, validates them, compiles matchers."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from importlib import resources
+from typing import Any
+
+from bot.parse.text import normalise
+
+log = logging.getLogger(__name__)
+
+LANGUAGE_FILES: tuple[str, ...] = ("en", "zh", "ko", "ja", "es", "de", "fr", "vi")
+INTENT_KEYS = frozenset(
+    {"help", "language", "digest", "alert", "compare", "compare_weak", "price", "specs", "explain"}
+)
+METHOD_KEYS = frozenset(
+    {"qlora", "lora", "full", "pretrain", "inference", "diffusion", "finetune", "train"}
+)
+LEVEL_KEYS = frozenset({"low", "medium", "high"})
+OBJECTIVE_KEYS = frozenset({"cheapest", "fastest", "simplest"})
+SPOT_KEYS = frozenset({"yes", "no"})
+LANGUAGE_CODES = frozenset({"en", "zh-Hans", "zh-Hant", "ko", "ja", "es", "de", "fr", "vi"})
+
+# A Latin phrase must not be glued to other Latin letters or digits ("lora" is not in "explorar").
+_LATIN = "0-9a-z\u00c0-\u024f\u1e00-\u1eff"
+_LATIN_EDGE = re.compile(f"[{_LATIN}]")
+
+
+class LexiconError(ValueError):
+    """A lexicon file is malformed; the message names the file and the key."""
+
+
+@dataclass(frozen=True, slots=True)
+class PhraseTable:
+    """Phrases -> values, matched longest-first in one compiled regex."""
+
+    pattern: re.Pattern[str] | None
+    values: Mapping[str, Any]
+
+    def find(self, text: str) -> list[tuple[Any, int, int]]:
+        """Every non-overlapping phrase in `text` (already normalised) as (value, start, end)."""
+        if self.pattern is None:
+            return []
+        return [(self.values[m.group(0)], m.start(), m.end()) for m in self.pattern.finditer(text)]
+
+    def first(self, text: str) -> Any | None:
+        found = self.find(text)
+        return found[0][0] if found else None
+
+
+def phrase_regex(phrases: list[str]) -> str:
+    """An alternation of phrases, longest first, with Latin word edges where a phrase has them."""
+    parts = []
+    for phrase in sorted(set(phrases), key=lambda p: (-len(p), p)):
+        left = f"(?<![{_LATIN}])" if _LATIN_EDGE.match(phrase[0]) else ""
+        right = f"(?![{_LATIN}])" if _LATIN_EDGE.match(phrase[-1]) else ""
+        parts.append(f"{left}{re.escape(phrase)}{right}")
+    return "|".join(parts)
+
+
+def build_table(mapping: Mapping[str, Any]) -> PhraseTable:
+    """Compile a phrase -> value mapping (phrases normalised; the first value given wins)."""
+    values: dict[str, Any] = {}
+    for phrase, value in mapping.items():
+        values.setdefault(normalise(phrase), value)
+    values.pop("", None)
+    if not values:
+        return PhraseTable(None, {})
+    return PhraseTable(re.compile(phrase_regex(list(values))), values)
+
+
+@dataclass(frozen=True, slots=True)
+class Vocabulary:
+    """Every language's phrases merged per category (people mix languages in one message)."""
+
+    intents: PhraseTable
+    methods: PhraseTable
+    budget_levels: PhraseTable
+    objectives: PhraseTable
+    spot: PhraseTable
+    language_names: PhraseTable
+    count_words: Mapping[str, int]
+    gpu_units: tuple[str, ...]
+    deadline_phrases: PhraseTable
+    deadline_prefixes: tuple[str, ...]
+    time_units: Mapping[str, float]
+    per_hour: tuple[str, ...]
+    sample_units: tuple[str, ...]
+    epoch_units: tuple[str, ...]
+    stopwords: Mapping[str, frozenset[str]]
+    simplified_chars: frozenset[str]
+    traditional_chars: frozenset[str]
+    currency_symbols: Mapping[str, str]
+    usd_per_unit: Mapping[str, Decimal]
+    rates_as_of: str
+    rates_source: str
+
+
+def _read(name: str) -> dict[str, Any]:
+    path = resources.files("bot.parse").joinpath("lexicon", f"{name}.json")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise LexiconError(f"lexicon/{name}.json: cannot read: {exc}") from exc
+    if not isinstance(data, dict):
+        raise LexiconError(f"lexicon/{name}.json: top level must be an object")
+    return data
+
+
+def _require_groups(data: dict[str, Any], file: str, key: str, allowed: frozenset[str]) -> dict[str, list[str]]:
+    groups = data.get(key)
+    if not isinstance(groups, dict):
+        raise LexiconError(f"lexicon/{file}.json: {key}: must be an object of phrase lists")
+    for name, phrases in groups.items():
+        if name not in allowed:
+            raise LexiconError(f"lexicon/{file}.json: {key}.{name}: unknown (allowed: {sorted(allowed)})")
+        if not isinstance(phrases, list) or not all(isinstance(p, str) and p.strip() for p in phrases):
+            raise LexiconError(f"lexicon/{file}.json: {key}.{name}: must be a list of non-empty strings")
+    return groups
+
+
+def _require_numbers(data: dict[str, Any], file: str, key: str) -> dict[str, float]:
+    table = data.get(key)
+    if not isinstance(table, dict) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in table.values()
+    ):
+        raise LexiconError(f"lexicon/{file}.json: {key}: must map phrases to positive numbers")
+    return table
+
+
+def _require_list(data: dict[str, Any], file: str, key: str) -> list[str]:
+    items = data.get(key)
+    if not isinstance(items, list) or not all(isinstance(p, str) and p.strip() for p in items):
+        raise LexiconError(f"lexicon/{file}.json: {key}: must be a list of non-empty strings")
+    return items
+
+
+def _script_pairs() -> dict[str, str]:
+    """Simplified -> traditional character map from scripts.json (identical pairs dropped)."""
+    pairs = _read("scripts").get("pairs")
+    if not isinstance(pairs, str):
+        raise LexiconError("lexicon/scripts.json: pairs: must be a string of character pairs")
+    table: dict[str, str] = {}
+    for pair in pairs.split():
+        if len(pair) != 2:
+            raise LexiconError(f"lexicon/scripts.json: pairs: {pair!r} is not two characters")
+        if pair[0] != pair[1]:
+            table[pair[0]] = pair[1]
+    return table
+
+
+def _with_traditional(phrases: list[str], to_trad: Mapping[str, str]) -> list[str]:
+    out = list(phrases)
+    for phrase in phrases:
+        trad = "".join(to_trad.get(ch, ch) for ch in phrase)
+        if trad != phrase:
+            out.append(trad)
+    return out
+
+
+def _currency() -> tuple[dict[str, str], dict[str, Decimal], str, str]:
+    data = _read("currency")
+    symbols, rates = data.get("symbols"), data.get("usd_per_unit")
+    if not isinstance(symbols, dict) or not isinstance(rates, dict):
+        raise LexiconError("lexicon/currency.json: symbols and usd_per_unit must be objects")
+    try:
+        usd = {code: Decimal(str(v)) for code, v in rates.items()}
+    except InvalidOperation as exc:
+        raise LexiconError(f"lexicon/currency.json: usd_per_unit: not a number: {exc}") from exc
+    for symbol, code in symbols.items():
+        if code not in usd and code != "YEN_SIGN":
+            raise LexiconError(f"lexicon/currency.json: symbols.{symbol}: no rate for {code}")
+    if not data.get("as_of") or not data.get("source"):
+        raise LexiconError("lexicon/currency.json: as_of and source are required")
+    return {normalise(k): v for k, v in symbols.items()}, usd, str(data["as_of"]), str(data["source"])
+
+
+@functools.lru_cache(maxsize=1)
+def load_vocabulary() -> Vocabulary:
+    """Read and validate every lexicon file once; a bad file raises LexiconError naming it."""
+    to_trad = _script_pairs()
+    merged: dict[str, dict[str, Any]] = {
+        k: {} for k in ("intents", "methods", "levels", "objectives", "spot", "langs", "deadline")
+    }
+    counts: dict[str, int] = {}
+    units: dict[str, float] = {}
+    lists: dict[str, list[str]] = {k: [] for k in ("gpu_units", "prefixes", "per_hour", "samples", "epochs")}
+    stopwords: dict[str, frozenset[str]] = {}
+    for file in LANGUAGE_FILES:
+        data = _read(file)
+        extend = (lambda p: _with_traditional(p, to_trad)) if file == "zh" else list
+        for key, target, allowed in (
+            ("intents", "intents", INTENT_KEYS),
+            ("methods", "methods", METHOD_KEYS),
+            ("budget_words", "levels", LEVEL_KEYS),
+            ("objectives", "objectives", OBJECTIVE_KEYS),
+            ("spot", "spot", SPOT_KEYS),
+            ("language_names", "langs", LANGUAGE_CODES),
+        ):
+            for value, phrases in _require_groups(data, file, key, allowed).items():
+                for phrase in extend(phrases):
+                    merged[target].setdefault(phrase, value)
+        for word, n in _require_numbers(data, file, "numbers").items():
+            counts.setdefault(normalise(word), int(n))
+        deadline = data.get("deadline")
+        if not isinstance(deadline, dict):
+            raise LexiconError(f"lexicon/{file}.json: deadline: must be an object")
+        for phrase, hours in _require_numbers(deadline, file, "phrases").items():
+            for variant in extend([phrase]):
+                merged["deadline"].setdefault(variant, float(hours))
+        for unit, hours in _require_numbers(deadline, file, "units").items():
+            for variant in extend([unit]):
+                units.setdefault(normalise(variant), float(hours))
+        lists["prefixes"] += extend(_require_list(deadline, file, "prefixes"))
+        for key, target in (("gpu_units", "gpu_units"), ("per_hour", "per_hour"), ("samples", "samples"), ("epochs", "epochs")):
+            lists[target] += extend(_require_list(data, file, key))
+        words = _require_list(data, file, "stopwords")
+        stopwords[file] = frozenset(normalise(w) for w in extend(words))
+    symbols, usd, as_of, source = _currency()
+    norm = {k: tuple(sorted({normalise(p) for p in v}, key=lambda p: (-len(p), p))) for k, v in lists.items()}
+    return Vocabulary(
+        intents=build_table(merged["intents"]),
+        methods=build_table(merged["methods"]),
+        budget_levels=build_table(merged["levels"]),
+        objectives=build_table(merged["objectives"]),
+        spot=build_table(merged["spot"]),
+        language_names=build_table(merged["langs"]),
+        count_words=counts,
+        gpu_units=norm["gpu_units"],
+        deadline_phrases=build_table(merged["deadline"]),
+        deadline_prefixes=norm["prefixes"],
+        time_units=units,
+        per_hour=norm["per_hour"],
+        sample_units=norm["samples"],
+        epoch_units=norm["epochs"],
+        stopwords=stopwords,
+        simplified_chars=frozenset(to_trad),
+        traditional_chars=frozenset(to_trad.values()),
+        currency_symbols=symbols,
+        usd_per_unit=usd,
+        rates_as_of=as_of,
+        rates_source=source,
+    )
