@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
+
+import rules
 
 from rules.tables import RuleTableError, RuleTables, parse_rule_tables
 
@@ -14,7 +16,7 @@ RULE_TABLES_FILE = "rule_tables.json"
 @lru_cache(maxsize=1)
 def load_rule_tables() -> RuleTables:
     """Load and validate the bundled rule tables; a bad file raises RuleTableError with file and row."""
-    path = resources.files("rules") / "data" / RULE_TABLES_FILE
+    path = Path(rules.__file__).resolve().parent / "data" / RULE_TABLES_FILE
     source = f"rules/data/{RULE_TABLES_FILE}"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -115,6 +115,14 @@ def _optimizer(workload: Workload, method: str, framework: str, recipe: str) -> 
     return defaults.lora_optimizer
 
 
+def _checkpointing(method: str, framework: str) -> str:
+    """Framework default; PEFT's prepare_model_for_kbit_training turns checkpointing on for QLoRA."""
+    if method == "inference":
+        return "none"
+    default = FRAMEWORK_DEFAULTS[framework].checkpointing
+    return "full" if method == "qlora" and default == "none" else default
+
+
 def resolve_setup(workload: Workload, *, method: str, gpus: int) -> Setup:
     """Fill every missing input from the framework's defaults and the house defaults above."""
     framework = (workload.framework or DEFAULT_FRAMEWORK).lower()
@@ -131,7 +139,7 @@ def resolve_setup(workload: Workload, *, method: str, gpus: int) -> Setup:
         weight_format=_weight_format(method, workload.precision),
         seq_len=workload.seq_len or (DEFAULT_INFERENCE_SEQ_LEN if inference else DEFAULT_TRAIN_SEQ_LEN),
         batch_size=workload.batch_size or (DEFAULT_INFERENCE_BATCH if inference else DEFAULT_TRAIN_BATCH),
-        checkpointing=workload.grad_checkpointing or ("none" if inference else defaults.checkpointing),
+        checkpointing=workload.grad_checkpointing or _checkpointing(method, framework),
         lora_rank=workload.lora_rank or defaults.lora_rank,
         lora_targets=parse_lora_targets(workload.lora_targets) or defaults.lora_targets,
         gpus=gpus,

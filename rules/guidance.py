@@ -1,0 +1,92 @@
+"""Guidance findings: per option (fit, links, FP8, budget, deadline) and per workload (spot, billing, data, ROCm).
+
+The practices come from the guides (../shared/guides/002_5b313d5a94169c9f.txt: interconnect,
+storage, billing granularity, spot + checkpoints, over-provisioning, offloading on an
+under-memoried card; 003_caba77b3a62453c8.txt: the ROCm ecosystem caveat).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from rules.setup import Setup
+from rules.tables import RuleTables
+from rules.timing import peak_tflops
+from rules.types import GpuSpec, Provider, Workload
+from rules.verdict import Finding, Option
+
+SHARDED = ("zero2", "zero3", "fsdp", "tensor_parallel")
+
+
+def _fit(option: Option, gpu: GpuSpec) -> Finding:
+    return Finding("fit.vram", "pass", {
+        "needed_gib": round(option.memory.per_gpu_gib, 1), "high_gib": round(option.memory.high_gib, 1),
+        "has_gib": gpu.vram_gb, "headroom_pct": round(100 * (1 - option.memory.per_gpu_gib / gpu.vram_gb), 1),
+    })
+
+
+def link_findings(option: Option, gpu: GpuSpec) -> list[Finding]:
+    """Sharded multi-GPU wants NVLink-class links; > 2 PCIe-only cards is flagged."""
+    out: list[Finding] = []
+    if option.count > 1 and option.sharding in SHARDED:
+        if gpu.has_nvlink_class_link:
+            out.append(Finding("link.nvlink", "pass", {"link": gpu.scaleup_link, "link_gbs": gpu.scaleup_bw_gbs}))
+        elif option.count > 2:
+            out.append(Finding("link.pcie_many", "warn", {"gpus": option.count, "link": gpu.scaleup_link}))
+        else:
+            out.append(Finding("link.pcie", "warn", {"gpus": option.count, "link": gpu.scaleup_link}))
+    if option.nodes > 1:
+        out.append(Finding("link.multinode", "info", {"nodes": option.nodes}))
+    return out
+
+
+def option_findings(option: Option, gpu: GpuSpec, setup: Setup, workload: Workload,
+                    tables: RuleTables) -> tuple[Finding, ...]:
+    out = [_fit(option, gpu), *link_findings(option, gpu)]
+    if option.switches:
+        out.append(Finding("plan.switches", "info", {"switches": ",".join(option.switches)}))
+    if "offload" in option.switches or option.memory.cpu_offload_gib > 0:
+        out.append(Finding("offload.slow", "warn", {"cpu_offload_gib": option.memory.cpu_offload_gib}))
+    if workload.precision == "fp8":
+        _, used = peak_tflops(gpu, setup, "fp8")
+        out.append(Finding("precision.fp8", "pass" if used else "warn",
+                           {"gpu_fp8": str(gpu.fp8_support).lower(), "framework": setup.framework}))
+    if option.offer is None:
+        out.append(Finding("price.none", "info", {"gpus": option.count}))
+    if workload.budget_usd is not None and option.cost_usd is not None and option.cost_usd > workload.budget_usd:
+        out.append(Finding("budget.over", "fail", {"cost_usd": float(option.cost_usd),
+                                                   "budget_usd": float(workload.budget_usd)}))
+    if workload.deadline_hours is not None and option.hours is not None and option.hours > workload.deadline_hours:
+        out.append(Finding("deadline.miss", "fail", {"hours": option.hours, "deadline_hours": workload.deadline_hours}))
+    if gpu.software_stack.lower() == "rocm":
+        out.append(Finding("stack.rocm", "warn", {"gpu": gpu.id}))
+    return tuple(out)
+
+
+def guidance_findings(workload: Workload, setup: Setup, top: Sequence[Option], gpus: Mapping[str, GpuSpec],
+                      providers: Mapping[str, Provider], tables: RuleTables) -> list[Finding]:
+    out: list[Finding] = []
+    best = top[0] if top else None
+    if not top:
+        out.append(Finding("fit.none", "fail", {"gpus_tried": len(gpus)}))
+    if workload.spot and setup.is_training:
+        out.append(Finding("spot.checkpoint", "warn", {
+            "interval_min": tables.checkpoint_interval_min, "rework_pct": round(100 * tables.spot_rework_fraction),
+            "where": "persistent_storage"}))
+    if best is not None and best.offer is not None:
+        increment = best.offer.billing_increment_s
+        if best.hours is not None and best.hours < 2 and increment >= 3600:
+            out.append(Finding("billing.hourly_short_run", "warn", {"hours": best.hours, "billing_increment_s": increment}))
+        elif increment <= 60:
+            out.append(Finding("billing.per_second", "info", {"billing_increment_s": increment}))
+    if setup.is_training and (workload.tokens or workload.samples):
+        out.append(Finding("data.nvme", "info", {"tokens": workload.tokens or 0}))
+    if setup.uses_adapters and workload.gpus and workload.gpus > 1 and any(o.count == 1 for o in top):
+        out.append(Finding("provision.adapter_one_card", "warn", {"gpus_asked": workload.gpus}))
+    if best is not None and best.count > 1 and best.sharding in SHARDED:
+        out.append(Finding("link.nvlink_for_sharding", "info", {"gpus": best.count}))
+    if any(gpus[o.gpu_id].software_stack.lower() == "rocm" for o in top):
+        out.append(Finding("stack.rocm", "warn", {}))
+    if workload.budget_usd is not None and top and all(o.cost_usd is not None and o.cost_usd > workload.budget_usd for o in top):
+        out.append(Finding("budget.none_within", "fail", {"budget_usd": float(workload.budget_usd)}))
+    return out

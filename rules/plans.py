@@ -1,0 +1,147 @@
+"""Fit search: for each GPU the smallest plan that fits with headroom, or the reason it cannot."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from rules.diffusion import diffusion_parts, find_diffusion_model
+from rules.memory import MemoryParts, estimate_parts, to_estimate
+from rules.setup import Setup, resolve_setup, with_switch
+from rules.shapes import Shape
+from rules.types import GpuSpec, Workload
+from rules.verdict import MemoryEstimate, Rejection
+
+SWITCH_ORDER = ("checkpointing", "8bit_optimizer", "qlora", "offload")
+NODE_COUNTS = (1, 2, 4, 8)
+MULTINODE_COUNTS = (16, 32, 64)
+GPUS_PER_NODE = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One memory-feasible configuration (independent of the GPU type)."""
+
+    count: int
+    switches: tuple[str, ...]
+    setup: Setup
+    estimate: MemoryEstimate
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    gpu_id: str
+    candidate: Candidate | None
+    rejection: Rejection | None
+
+
+def _applicable(switch: str, setup: Setup) -> bool:
+    if not setup.is_training:
+        return False
+    if switch == "checkpointing":
+        return setup.checkpointing == "none"
+    if switch == "8bit_optimizer":
+        return setup.method in ("full", "pretrain", "diffusion") and "8bit" not in setup.optimizer
+    if switch == "qlora":
+        return setup.method == "lora"
+    return not setup.offload
+
+
+def switch_ladders(setup: Setup, allowed: frozenset[str]) -> list[tuple[str, ...]]:
+    """(), then switches added one at a time in SWITCH_ORDER, only those allowed and applicable."""
+    ladders: list[tuple[str, ...]] = [()]
+    current = setup
+    for switch in SWITCH_ORDER:
+        if switch in allowed and _applicable(switch, current):
+            current = with_switch(current, switch)
+            ladders.append(ladders[-1] + (switch,))
+    return ladders
+
+
+class CandidateSpace:
+    """Memory estimates per (count, switches), computed once per workload and shared by all GPUs."""
+
+    def __init__(self, workload: Workload, shape: Shape, method: str, widen: float) -> None:
+        self._workload, self._shape, self._method, self._widen = workload, shape, method, widen
+        self._cache: dict[tuple[int, tuple[str, ...]], Candidate] = {}
+        self._ladders: dict[int, list[tuple[str, ...]]] = {}
+        self._bases: dict[int, Setup] = {}
+
+    def base_setup(self, count: int) -> Setup:
+        if count not in self._bases:
+            self._bases[count] = self._base_setup(count)
+        return self._bases[count]
+
+    def _base_setup(self, count: int) -> Setup:
+        setup = resolve_setup(self._workload, method=self._method, gpus=count)
+        if count > 1 and self._workload.sharding is None:
+            if setup.method == "inference":
+                setup = replace(setup, sharding="tensor_parallel")
+            elif setup.method == "diffusion":
+                setup = replace(setup, sharding="ddp")
+            else:
+                setup = replace(setup, sharding="zero3" if setup.framework == "deepspeed" else "fsdp")
+        return setup
+
+    def ladders(self, count: int) -> list[tuple[str, ...]]:
+        if count not in self._ladders:
+            self._ladders[count] = self._ladder(count)
+        return self._ladders[count]
+
+    def _ladder(self, count: int) -> list[tuple[str, ...]]:
+        allowed = self._workload.allowed_switches
+        if self._workload.grad_checkpointing is None:
+            allowed = allowed | {"checkpointing"}  # not constrained by the user: free to turn on
+        return switch_ladders(self.base_setup(count), allowed)
+
+    def candidate(self, count: int, switches: tuple[str, ...]) -> Candidate:
+        key = (count, switches)
+        if key not in self._cache:
+            setup = self.base_setup(count)
+            for switch in switches:
+                setup = with_switch(setup, switch)
+            estimate = to_estimate(self.parts(setup), setup, widen=self._widen)
+            self._cache[key] = Candidate(count, switches, setup, estimate)
+        return self._cache[key]
+
+    def parts(self, setup: Setup) -> MemoryParts:
+        if setup.method == "diffusion":
+            model = self._workload.model
+            preset = find_diffusion_model(model.id if model else None, self._workload.params_b)
+            return diffusion_parts(preset, setup)
+        return estimate_parts(self._shape, setup)
+
+
+def counts_for(workload: Workload, method: str) -> tuple[int, ...]:
+    if workload.gpus:
+        return (workload.gpus,)
+    if method == "diffusion":
+        return (1,)
+    if method == "inference":
+        return NODE_COUNTS
+    return NODE_COUNTS + MULTINODE_COUNTS
+
+
+def usable_gib(gpu: GpuSpec, headroom_fraction: float) -> float:
+    """Catalog VRAM as marketed ("80 GB" HBM = 80 GiB) minus the headroom kept free."""
+    return gpu.vram_gb * (1.0 - headroom_fraction)
+
+
+def fit_gpu(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headroom: float) -> Fit:
+    """Smallest count (then fewest switches) whose per-GPU estimate fits; else why not."""
+    limit = usable_gib(gpu, headroom)
+    blocked: str | None = None
+    for count in counts:
+        if count > GPUS_PER_NODE and (gpu.segment == "consumer" or not gpu.multinode_fabric):
+            if blocked is None and space.candidate(count, space.ladders(count)[-1]).estimate.per_gpu_gib <= limit:
+                blocked = "segment.consumer_multinode" if gpu.segment == "consumer" else "link.no_fabric"
+            continue
+        for switches in space.ladders(count):
+            candidate = space.candidate(count, switches)
+            if candidate.estimate.per_gpu_gib <= limit:
+                return Fit(gpu.id, candidate, None)
+    need = space.candidate(counts[0], ()).estimate.per_gpu_gib
+    numbers: dict[str, float | int | str] = {
+        "needed_gib": round(need, 1), "has_gib": gpu.vram_gb, "max_gpus_tried": counts[-1],
+    }
+    code = blocked or "fit.vram"
+    return Fit(gpu.id, None, Rejection(gpu.id, code, numbers))

@@ -1,0 +1,118 @@
+"""Training time from FLOPs, cost per job from real offers (billing increments, spot rework), buy vs rent."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from decimal import ROUND_CEILING, Decimal
+
+from rules.setup import Setup
+from rules.tables import RuleTables
+from rules.types import GpuSpec, Offer, Workload
+
+# Frameworks that can train in FP8 (Transformer Engine in Megatron; torchao float8 in torchtune).
+FP8_FRAMEWORKS = ("megatron", "torchtune")
+# Scaling efficiency of data-parallel / sharded training by link class (per plan, not per doubling).
+SCALING = {"single": 1.0, "nvlink": 0.92, "pcie": 0.75, "multinode": 0.85}
+# QLoRA dequantises every base weight twice per step (forward + backward); the MFU table's qlora
+# column carries that penalty.
+
+
+def flops_per_token(active_params_b: float, setup: Setup) -> float:
+    """6·N full/pretrain, ≈4·N LoRA (no weight gradients), +2·N when activations are recomputed."""
+    n = active_params_b * 1e9
+    k = 6.0 if setup.method in ("full", "pretrain", "diffusion") else 4.0
+    if setup.method == "inference":
+        k = 2.0
+    elif setup.checkpointing in ("full", "offloaded"):
+        k += 2.0
+    elif setup.checkpointing == "selective":
+        k += 0.5
+    return k * n
+
+
+def peak_tflops(gpu: GpuSpec, setup: Setup, precision: str | None) -> tuple[float, bool]:
+    """Dense tensor peak used for the run, and whether FP8 was used."""
+    if precision == "fp8" and gpu.fp8_support and gpu.fp8_dense_tflops and setup.framework in FP8_FRAMEWORKS:
+        return gpu.fp8_dense_tflops, True
+    return gpu.bf16_dense_tflops or gpu.fp16_dense_tflops, False
+
+
+def dataset_tokens(workload: Workload, setup: Setup) -> float | None:
+    """Tokens processed: tokens × epochs, or samples × seq_len × epochs; None when unknown."""
+    epochs = workload.epochs or 1.0
+    if workload.tokens:
+        return workload.tokens * epochs
+    if workload.samples:
+        return workload.samples * setup.seq_len * epochs
+    return None
+
+
+def link_class(gpu: GpuSpec, count: int) -> str:
+    if count <= 1:
+        return "single"
+    if count > 8:
+        return "multinode"
+    return "nvlink" if gpu.has_nvlink_class_link else "pcie"
+
+
+def mfu_for(gpu: GpuSpec, setup: Setup, tables: RuleTables) -> float:
+    method = {"pretrain": "full"}.get(setup.method, setup.method)
+    return tables.mfu[gpu.segment][method]
+
+
+def job_hours(tokens: float, active_params_b: float, gpu: GpuSpec, count: int, setup: Setup,
+              tables: RuleTables, precision: str | None) -> float:
+    """Wall-clock hours: FLOPs / (count · dense peak · MFU · scaling)."""
+    tflops, _ = peak_tflops(gpu, setup, precision)
+    rate = count * tflops * 1e12 * mfu_for(gpu, setup, tables) * SCALING[link_class(gpu, count)]
+    return tokens * flops_per_token(active_params_b, setup) / rate / 3600.0
+
+
+def offer_cost(offer: Offer, count: int, hours: float, *, rework: float) -> Decimal:
+    """Whole instances needed × hourly price × hours rounded up to the billing increment."""
+    instances = math.ceil(count / max(offer.gpu_count, 1))
+    seconds = hours * (1.0 + rework) * 3600.0
+    step = max(offer.billing_increment_s, 1)
+    billed_s = math.ceil(seconds / step) * step
+    cost = offer.usd_per_hour * instances * Decimal(billed_s) / Decimal(3600)
+    return cost.quantize(Decimal("0.01"), rounding=ROUND_CEILING)
+
+
+def pick_offer(offers: Sequence[Offer], count: int, hours: float | None, *, spot: bool,
+               rework: float, scan: int = 8) -> tuple[Offer | None, Decimal | None]:
+    """Cheapest offer for `count` GPUs among the first `scan` of the tier (offers sorted by $/GPU-h)."""
+    wanted = "spot" if spot else "on-demand"
+    job_hours_ = hours if hours is not None else 1.0
+    extra = 1.0 + (rework if spot else 0.0)
+    best: Offer | None = None
+    best_usd = math.inf
+    seen = 0
+    for offer in offers:
+        if offer.tier != wanted or (count <= 8 and offer.gpu_count < count):
+            continue
+        seen += 1
+        step = max(offer.billing_increment_s, 1)
+        billed_h = math.ceil(job_hours_ * extra * 3600.0 / step) * step / 3600.0
+        usd = float(offer.usd_per_hour) * math.ceil(count / max(offer.gpu_count, 1)) * billed_h
+        if usd < best_usd:
+            best, best_usd = offer, usd
+        if seen >= scan:
+            break
+    if best is None:
+        return None, None
+    return best, offer_cost(best, count, hours, rework=rework if spot else 0.0) if hours is not None else None
+
+
+def break_even(gpu: GpuSpec, offer: Offer, tables: RuleTables) -> dict[str, float] | None:
+    """Hours of use at which buying beats renting, and the 3-year utilisation that means."""
+    if gpu.purchase_usd is None:
+        return None
+    power_usd_per_hour = gpu.tdp_w / 1000 * 1.3 * tables.power_usd_per_kwh  # 1.3 = host + cooling
+    margin = float(offer.usd_per_gpu_hour) - power_usd_per_hour
+    if margin <= 0:
+        return None
+    hours = float(gpu.purchase_usd) / margin
+    return {"break_even_hours": round(hours, 1), "utilisation_3y_pct": round(100 * hours / (3 * 8760), 1),
+            "purchase_usd": float(gpu.purchase_usd), "rent_usd_per_gpu_hour": float(offer.usd_per_gpu_hour),
+            "power_usd_per_hour": round(power_usd_per_hour, 3)}
