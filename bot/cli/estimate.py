@@ -1,0 +1,250 @@
+"""`gpu-advisor estimate`: memory, plans, time and cost for one workload (flags, or JSON Lines on --input)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from bot.cli.context import CliError
+
+METHODS = ("full", "pretrain", "lora", "qlora", "inference", "diffusion")
+CHECKPOINTING = ("none", "full", "selective", "offloaded")
+SHARDING = ("none", "ddp", "zero1", "zero2", "zero3", "fsdp")
+OBJECTIVES = ("cheapest", "fastest", "simplest", "balanced")
+FRAMEWORKS = ("hf", "torchtune", "unsloth", "axolotl", "llamafactory", "deepspeed", "megatron")
+# Keys accepted on --input lines: the flag names with underscores (+ resolution for diffusion).
+INPUT_KEYS = ("model", "params_b", "method", "framework", "recipe", "optimizer", "precision", "seq_len",
+              "batch_size", "grad_checkpointing", "lora_rank", "lora_targets", "gpus", "sharding",
+              "offload", "gpu", "tokens", "samples", "epochs", "budget_usd", "deadline_hours", "spot",
+              "objective", "resolution")
+CASES_DIR = Path(__file__).resolve().parents[2] / "tests" / "cases"
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("estimate", help="will it fit, on what, how long, what it costs")
+    p.add_argument("--model", help="model preset, alias or Hugging Face id")
+    p.add_argument("--params-b", type=float, help="parameter count in billions (without --model)")
+    p.add_argument("--method", choices=METHODS)
+    p.add_argument("--framework", choices=FRAMEWORKS)
+    p.add_argument("--recipe", help="mixed_adamw, bf16_adamw, optimizer_in_backward, fp32")
+    p.add_argument("--optimizer", help="adamw, adamw8bit, paged_adamw8bit, adafactor, sgd")
+    p.add_argument("--precision", help="bf16, fp16, fp32, fp8, int8, nf4")
+    p.add_argument("--seq-len", type=int)
+    p.add_argument("--batch-size", type=int, help="micro-batch per GPU")
+    p.add_argument("--grad-checkpointing", choices=CHECKPOINTING)
+    p.add_argument("--lora-rank", type=int)
+    p.add_argument("--lora-targets", help="all, qv, attn, mlp or a comma list (q_proj,v_proj)")
+    p.add_argument("--gpus", type=int, help="GPU count to plan for")
+    p.add_argument("--sharding", choices=SHARDING)
+    p.add_argument("--offload", action="store_true", default=None, help="CPU offload of states")
+    p.add_argument("--gpu", help="only this GPU (name as people write it)")
+    p.add_argument("--tokens", type=float, help="dataset tokens per epoch")
+    p.add_argument("--samples", type=int, help="dataset samples per epoch (x seq len)")
+    p.add_argument("--epochs", type=float)
+    p.add_argument("--budget-usd", help="total budget for the job")
+    p.add_argument("--deadline-hours", type=float)
+    p.add_argument("--spot", action="store_true", default=None, help="spot / interruptible allowed")
+    p.add_argument("--objective", choices=OBJECTIVES)
+    p.add_argument("--input", metavar="FILE", help="JSON Lines of workloads ('-' = stdin), one result per line")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--calibration-report", action="store_true",
+                   help="print the memory model's error on the published measured runs")
+    p.set_defaults(handler=cmd_estimate)
+
+
+def cmd_estimate(args: Any) -> int:
+    if args.calibration_report:
+        return print_calibration_report(CASES_DIR, as_json=args.json)
+    from bot.cli.context import open_context
+    from knowledge.rule_tables import load_rule_tables
+
+    context = open_context()
+    try:
+        snapshot = context.snapshot()
+    except (OSError, ValueError) as error:
+        raise CliError(f"the catalog could not be loaded: {error}") from error
+    tables = load_rule_tables()
+    if args.input is None:
+        values = {key: getattr(args, key, None) for key in INPUT_KEYS}
+        return _emit(_run(values, snapshot, tables), as_json=args.json)
+    stream = sys.stdin if args.input == "-" else _open(args.input)
+    status = 0
+    for number, line in enumerate(stream, start=1):
+        if not line.strip():
+            continue
+        try:
+            values = _parse_line(line, number)
+            result = _run(values, snapshot, tables)
+        except CliError as error:
+            result, status = {"error": str(error), "line": number}, 1
+        print(json.dumps(result, ensure_ascii=False))  # JSON Lines: one result per input line
+    return status
+
+
+def _open(path: str) -> Any:
+    try:
+        return open(path, encoding="utf-8")  # noqa: SIM115 - closed at exit of a one-shot command
+    except OSError as error:
+        raise CliError(f"cannot read {path}: {error.strerror}") from error
+
+
+def _parse_line(line: str, number: int) -> dict[str, Any]:
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise CliError(f"line {number}: not JSON ({error.msg})") from error
+    if not isinstance(data, dict):
+        raise CliError(f"line {number}: expected a JSON object")
+    unknown = sorted(set(data) - set(INPUT_KEYS))
+    if unknown:
+        raise CliError(f"line {number}: unknown keys {', '.join(unknown)} (use: {', '.join(INPUT_KEYS)})")
+    return {key: data.get(key) for key in INPUT_KEYS}
+
+
+def _run(values: dict[str, Any], snapshot: Any, tables: Any) -> dict[str, Any]:
+    from rules.serialize import verdict_to_json
+    from rules.verdict import evaluate
+
+    workload = build_workload(values, snapshot)
+    verdict = evaluate(workload, gpus=snapshot.gpus, offers_by_gpu=snapshot.offers_by_gpu,
+                       providers=snapshot.providers, tables=tables)
+    return verdict_to_json(verdict, snapshot.gpus)
+
+
+def _choice(values: dict[str, Any], key: str, allowed: tuple[str, ...]) -> str | None:
+    value = values.get(key)
+    if value is None:
+        return None
+    if str(value).lower() not in allowed:
+        raise CliError(f"{key}: {value!r} is not one of {', '.join(allowed)}")
+    return str(value).lower()
+
+
+def _number(values: dict[str, Any], key: str, kind: type) -> Any:
+    value = values.get(key)
+    if value is None:
+        return None
+    try:
+        number = kind(value)
+    except (TypeError, ValueError) as error:
+        raise CliError(f"{key}: {value!r} is not a number") from error
+    if number <= 0:
+        raise CliError(f"{key}: must be positive, got {value!r}")
+    return number
+
+
+def _money(values: dict[str, Any], key: str) -> Decimal | None:
+    value = values.get(key)
+    if value is None:
+        return None
+    try:
+        amount = Decimal(str(value).lstrip("$").replace(",", ""))
+    except InvalidOperation as error:
+        raise CliError(f"{key}: {value!r} is not an amount in US dollars") from error
+    if not amount.is_finite() or amount <= 0:
+        raise CliError(f"{key}: must be a positive amount, got {value!r}")
+    return amount
+
+
+def _resolve_model(name: str, snapshot: Any) -> Any:
+    match = snapshot.model_index.resolve(name)
+    if match.status == "found" and match.model_id in snapshot.models:
+        return snapshot.models[match.model_id]
+    if match.status == "ambiguous":
+        raise CliError(f"model {name!r} is ambiguous: {', '.join(match.candidates[:5])}")
+    raise CliError(f"unknown model {name!r}; give --params-b for a model outside the catalog")
+
+
+def _resolve_gpu(name: str, snapshot: Any) -> tuple[str, int | None]:
+    match = snapshot.gpu_index.resolve(name)
+    if match.status == "found" and match.gpu_id:
+        return match.gpu_id, match.count
+    options = match.candidates or match.suggestions
+    hint = f"; did you mean {', '.join(options[:4])}?" if options else ""
+    raise CliError(f"unknown GPU {name!r}{hint}")
+
+
+def build_workload(values: dict[str, Any], snapshot: Any) -> Any:
+    """A Workload from flag values / a JSON line; bad values raise CliError with the key."""
+    from rules.types import Workload
+
+    model = None
+    if values.get("model"):
+        try:
+            model = _resolve_model(str(values["model"]), snapshot)
+        except CliError:
+            if values.get("params_b") is None:
+                raise
+    gpu_id, gpu_count = (None, None)
+    if values.get("gpu"):
+        gpu_id, gpu_count = _resolve_gpu(str(values["gpu"]), snapshot)
+    return Workload(
+        model=model, params_b=_number(values, "params_b", float),
+        method=_choice(values, "method", METHODS),  # type: ignore[arg-type]
+        framework=_choice(values, "framework", FRAMEWORKS), recipe=values.get("recipe"),
+        optimizer=values.get("optimizer"), precision=values.get("precision"),
+        seq_len=_number(values, "seq_len", int), batch_size=_number(values, "batch_size", int),
+        grad_checkpointing=_choice(values, "grad_checkpointing", CHECKPOINTING),  # type: ignore[arg-type]
+        lora_rank=_number(values, "lora_rank", int), lora_targets=values.get("lora_targets"),
+        gpus=_number(values, "gpus", int) or gpu_count,
+        sharding=_choice(values, "sharding", SHARDING),  # type: ignore[arg-type]
+        offload=values.get("offload"), gpu=gpu_id, resolution=_number(values, "resolution", int),
+        tokens=_number(values, "tokens", float), samples=_number(values, "samples", int),
+        epochs=_number(values, "epochs", float), budget_usd=_money(values, "budget_usd"),
+        deadline_hours=_number(values, "deadline_hours", float), spot=values.get("spot"),
+        objective=_choice(values, "objective", OBJECTIVES),  # type: ignore[arg-type]
+    )
+
+
+def _emit(result: dict[str, Any], *, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+        return 0
+    memory = result["memory"]
+    print(f"Memory per GPU: {memory['per_gpu_gib']:.1f} GiB (band {memory['low_gib']:.1f}-{memory['high_gib']:.1f})")
+    print("  " + ", ".join(f"{k} {v:.1f}" for k, v in memory["breakdown"].items() if v))
+    print("Assumed: " + ", ".join(f"{k}={v}" for k, v in result["assumptions"].items()))
+    for rank, option in enumerate(result["options"], start=1):
+        cost = f"${option['cost_usd']:.2f}" if option["cost_usd"] is not None else "no price/hours"
+        hours = f"{option['hours']:.1f} h" if option["hours"] is not None else "hours unknown"
+        switches = f" +{'+'.join(option['switches'])}" if option["switches"] else ""
+        print(f"{rank}. {option['count']}x {option['gpu']['name']} ({option['sharding']}{switches}): "
+              f"{option['memory_per_gpu_gib']:.1f} GiB/GPU, {hours}, {cost}")
+    if not result["options"]:
+        print("No GPU in the catalog fits this job.")
+    for reject in result["rejected"]:
+        numbers = reject["numbers"]
+        print(f"  not {reject['gpu']['name']}: {reject['code']} "
+              f"(needs {numbers.get('needed_gib')} GiB, has {numbers.get('has_gib')})")
+    for finding in result["findings"]:
+        print(f"  [{finding['outcome']}] {finding['code']} {finding['numbers']}")
+    return 0
+
+
+def print_calibration_report(cases_dir: Path, *, as_json: bool) -> int:
+    """Median / p90 absolute % error and band coverage, overall, tuned vs held-out, per source."""
+    from rules.calibration import evaluate_cases, summaries
+
+    cases = json.loads((cases_dir / "memory_cases_dev.json").read_text(encoding="utf-8"))
+    settings = json.loads((cases_dir / "memory_cases_settings.json").read_text(encoding="utf-8"))["cases"]
+    models = json.loads((cases_dir / "memory_case_models.json").read_text(encoding="utf-8"))
+    results = evaluate_cases(cases, settings, models)
+    rows = summaries(results)
+    if as_json:
+        print(json.dumps([{"group": s.label, "count": s.count, "median_abs_pct": round(s.median_abs_pct, 1),
+                           "p90_abs_pct": round(s.p90_abs_pct, 1), "in_band": s.in_band} for s in rows], indent=2))
+        return 0
+    for r in sorted(results, key=lambda r: r.error_pct):
+        mark = "H" if r.held_out else " "
+        band = "in " if r.in_band else "OUT"
+        print(f"{r.case_id:42s} {mark} {r.kind:17s} {r.measured_gib:6.1f} predicted "
+              f"{r.predicted_gib:6.1f} [{r.low_gib:6.1f}, {r.high_gib:6.1f}] {r.error_pct:+6.1f}% {band}")
+    print()
+    print(f"{'group':32s} {'n':>3s} {'median|%|':>10s} {'p90|%|':>8s} {'in band':>8s}")
+    for s in rows:
+        if s.count:
+            print(f"{s.label:32s} {s.count:3d} {s.median_abs_pct:10.1f} {s.p90_abs_pct:8.1f} {s.in_band:4d}/{s.count}")
+    return 0
