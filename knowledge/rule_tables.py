@@ -6,8 +6,6 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-import rules
-
 from rules.tables import RuleTableError, RuleTables, parse_rule_tables
 
 RULE_TABLES_FILE = "rule_tables.json"
@@ -16,7 +14,7 @@ RULE_TABLES_FILE = "rule_tables.json"
 @lru_cache(maxsize=1)
 def load_rule_tables() -> RuleTables:
     """Load and validate the bundled rule tables; a bad file raises RuleTableError with file and row."""
-    path = Path(rules.__file__).resolve().parent / "data" / RULE_TABLES_FILE
+    path = Path(__file__).resolve().parents[1] / "rules" / "data" / RULE_TABLES_FILE
     source = f"rules/data/{RULE_TABLES_FILE}"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

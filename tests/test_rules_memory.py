@@ -1,0 +1,88 @@
+"""Memory model rules, each checked against an independent figure (paper, library output, arithmetic)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from rules.calibration import shape_from_config
+from rules.memory import GIB, adapter_param_count, estimate_parts, kv_cache_bytes
+from rules.setup import parse_lora_targets, resolve_setup
+from rules.types import Workload
+from test_rules_support import CASES
+
+MODELS = json.loads((CASES / "memory_case_models.json").read_text())
+
+
+def shape(hf_id: str):
+    return shape_from_config(hf_id, MODELS[hf_id])
+
+
+@pytest.mark.parametrize(
+    ("hf_id", "rank", "targets", "expected"),
+    [
+        # PEFT print_trainable_parameters for Llama-2-7b, r8 on q_proj,v_proj: 4,194,304.
+        ("meta-llama/Llama-2-7b-hf", 8, "qv", 4_194_304),
+        # memory_cases_dev.json note (peft-mc-l32-3b-lora-r32): 9,175,040 (r32) / 18,350,080 (r64).
+        ("meta-llama/Llama-3.2-3B", 32, "qv", 9_175_040),
+        ("meta-llama/Llama-3.2-3B", 64, "qv", 18_350_080),
+    ],
+    ids=["l2-7b-r8-qv", "l32-3b-r32-qv", "l32-3b-r64-qv"],
+)
+def test_adapter_count_is_exact(hf_id, rank, targets, expected):
+    assert adapter_param_count(shape(hf_id), rank, parse_lora_targets(targets)) == expected
+
+
+@pytest.mark.parametrize(
+    ("recipe", "optimizer", "bytes_per_param"),
+    [("mixed", "adamw", 16.0), ("bf16", "adamw", 8.0), ("bf16", "adamw8bit", 6.0)],
+    ids=["mixed-16", "pure-bf16-8", "bf16-8bit-6"],
+)
+def test_full_state_bytes_per_param(recipe, optimizer, bytes_per_param):
+    """DESIGN §3: mixed AdamW with fp32 master 16 B/param, pure bf16 AdamW 8, 8-bit states 2."""
+    s = shape("meta-llama/Llama-2-7b-hf")
+    setup = resolve_setup(Workload(method="full", recipe=recipe, optimizer=optimizer, framework="hf"),
+                          method="full", gpus=1)
+    parts = estimate_parts(s, setup)
+    states = (parts.weights + parts.optimizer) * GIB + (parts.gradients * GIB if parts.gradients else 0)
+    per_param = states / (s.params_b * 1e9)
+    assert per_param == pytest.approx(bytes_per_param, rel=0.01)
+
+
+def test_kv_cache_is_gqa_aware():
+    """Llama-3.1-8B: 32 layers x 8 KV heads x 128 dims x 2 (K,V) x 2 B = 128 KiB per token."""
+    s = shape("meta-llama/Llama-3.1-8B")
+    setup = resolve_setup(Workload(method="inference", seq_len=8192, batch_size=1), method="inference", gpus=1)
+    assert kv_cache_bytes(s, setup) == 128 * 1024 * 8192
+
+
+@pytest.mark.parametrize("sharding", ["zero3", "fsdp"])
+def test_zero3_divides_states_by_gpu_count(sharding):
+    s = shape("meta-llama/Llama-2-70b-hf")
+    one = estimate_parts(s, resolve_setup(Workload(method="full", framework="hf"), method="full", gpus=1))
+    eight = estimate_parts(s, resolve_setup(Workload(method="full", framework="hf", sharding=sharding),
+                                            method="full", gpus=8))
+    assert eight.optimizer == pytest.approx(one.optimizer / 8, rel=1e-6)
+    two_layers_gib = 2 * (s.linear_params / s.layers) * 2 / GIB  # current + prefetched block, bf16
+    assert eight.weights == pytest.approx(one.weights / 8 + two_layers_gib, rel=1e-6)
+
+
+def test_checkpointing_cuts_activations_and_flash_has_no_s_squared():
+    s = shape("meta-llama/Llama-2-7b-hf")
+    base = resolve_setup(Workload(method="lora", framework="hf", seq_len=4096, batch_size=1), method="lora", gpus=1)
+    none = estimate_parts(s, base).activations
+    full = estimate_parts(s, replace(base, checkpointing="full")).activations
+    double = estimate_parts(s, replace(base, seq_len=8192)).activations
+    assert full < none / 5
+    assert double == pytest.approx(2 * none, rel=0.01)  # linear in s: no s² term with FlashAttention
+
+
+def test_paged_optimizer_spills_only_when_the_card_is_full():
+    """bitsandbytes paged optimizers page state to host RAM under GPU memory pressure."""
+    s = shape("meta-llama/Llama-2-7b-hf")
+    setup = resolve_setup(Workload(method="full", framework="torchtune", optimizer="paged_adamw8bit"),
+                          method="full", gpus=1)
+    assert estimate_parts(s, setup, device_gib=80).cpu_offload == 0
+    assert estimate_parts(s, setup, device_gib=24).cpu_offload > 10
