@@ -236,7 +236,7 @@ class Scheduler:
         alerts = store.list_alerts(self.engine)
         if not alerts:
             return []
-        cheapest = per_gpu_cheapest(prices_at(self.engine, gpu_ids={a.gpu_id for a in alerts}).values())
+        cheapest = per_gpu_cheapest(prices_at(self.engine, now, gpu_ids={a.gpu_id for a in alerts}).values())
         fired = []
         for a in alerts:
             best = cheapest.get(a.gpu_id)

@@ -86,3 +86,114 @@ def test_one_post_per_period_with_metadata(engine: Engine, snap: Any, slack: Fak
     assert post["metadata"] == {"event_type": EVENT_TYPE,
                                 "event_payload": {"subscription_id": 1, "period": "2025-05-06", "changes": 2}}
     assert "H100" in post["text"] or "H100" in str(post["blocks"])
+
+
+def test_two_schedulers_racing_post_each_period_once(engine: Engine, snap: Any, slack: FakeSlack) -> None:
+    play_month(engine, days=7)
+    channels = [f"C{i}" for i in range(6)]
+    for ch in channels:
+        subscribe(engine, snap, "daily 09:00", channel=ch)
+    racers = [scheduler(engine, snap, slack, worker=f"w{i}") for i in range(2)]
+    reports: list[Any] = []
+    for day in (5, 6):  # day 5 has news for everyone; day 6 is empty for everyone
+        gate = threading.Barrier(len(racers))
+
+        def race(s: Scheduler, d: int = day, g: threading.Barrier = gate) -> None:
+            g.wait()
+            reports.append(s.run_once(at(d)))
+
+        threads = [threading.Thread(target=race, args=(s,)) for s in racers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    posts = slack.state.posts()
+    assert sorted(p["channel"] for p in posts) == channels  # one each, never two
+    rows = store.period_rows(engine)
+    assert len(rows) == 12 and {(r.subscription_id, r.period_key) for r in rows} == {
+        (sid, key) for sid in range(1, 7) for key in ("2025-05-06", "2025-05-07")}
+    outcomes = [o for r in reports for o, items in r.outcomes.items() for _ in items]
+    assert outcomes.count("posted") == 6 and outcomes.count("empty") == 6
+    assert outcomes.count("held_elsewhere") + outcomes.count("done") == 12
+
+
+def test_claim_whose_owner_died_before_posting_is_posted_once(engine: Engine, snap: Any, slack: FakeSlack) -> None:
+    play_month(engine, days=6)
+    subscribe(engine, snap)
+    claim = store.claim_period(engine, subscription_id=1, period_key="2025-05-06", worker="dead", now=at(5))
+    assert claim is not None  # the dead process claimed, then died before posting
+    s = scheduler(engine, snap, slack, lease=timedelta(minutes=5))
+    assert set(s.run_once(at(5, 9, 7)).outcomes) == {"held_elsewhere"}  # inside the lease: wait
+    assert set(s.run_once(at(5, 9, 11)).outcomes) == {"posted"}  # lease over: history has nothing, post
+    assert len(slack.state.posts()) == 1
+    (row,) = store.period_rows(engine)
+    assert (row.status, row.attempts, row.claimed_by) == ("posted", 2, "w1")
+
+
+def test_timeout_after_slack_posted_is_recovered_from_history(engine: Engine, snap: Any, slack: FakeSlack) -> None:
+    """Slack posted but we never heard back: the retry finds our metadata in the channel and does not repost."""
+    play_month(engine, days=6)
+    subscribe(engine, snap)
+    slack.state.hang_after_post_s = 3
+    s = scheduler(engine, snap, slack, timeout_s=1)
+    assert set(s.run_once(at(5)).outcomes) == {"retry"}
+    slack.state.hang_after_post_s = 0
+    assert set(s.run_once(at(5, 9, 6)).outcomes) == {"recovered"}
+    assert set(s.run_once(at(5, 9, 7)).outcomes) == {"done"}
+    (post,) = slack.state.posts()
+    (row,) = store.period_rows(engine)
+    assert (row.status, row.message_ts) == ("posted", post["ts"])
+
+
+def test_rate_limit_is_waited_out(engine: Engine, snap: Any, slack: FakeSlack) -> None:
+    play_month(engine, days=6)
+    subscribe(engine, snap)
+    slack.state.rate_limit_next = 2  # two 429s with Retry-After: 1
+    assert set(scheduler(engine, snap, slack).run_once(at(5)).outcomes) == {"posted"}
+    assert len(slack.state.posts()) == 1
+    assert [m for m, _ in slack.state.calls].count("chat.postMessage") == 3
+
+
+@pytest.mark.parametrize("fault", ["not_in_channel", "is_archived", "token_revoked"])
+def test_undeliverable_is_recorded_and_shown_never_doubled(engine: Engine, snap: Any, slack: FakeSlack, fault: str) -> None:
+    play_month(engine, days=7)
+    subscribe(engine, snap)
+    if fault == "token_revoked":
+        slack.state.revoked_tokens.add(TOKEN)
+    else:
+        slack.state.channel_errors["C1"] = fault
+    s = scheduler(engine, snap, slack)
+    assert set(s.run_once(at(5)).outcomes) == {"failed"}
+    assert set(s.run_once(at(5, 10)).outcomes) == {"held_elsewhere"}  # the period is closed, not retried forever
+    home = list_for_user(engine, snapshot=snap, team_id="T1", user_id="U1")
+    assert home.errors == (f"<#C1>: {fault}",)
+    # Fixed (bot invited / reinstalled): the next period reports everything since the last delivered digest.
+    slack.state.channel_errors.clear()
+    slack.state.revoked_tokens.clear()
+    assert set(s.run_once(at(6)).outcomes) == {"posted"}
+    (post,) = slack.state.posts()
+    assert post["metadata"]["event_payload"]["changes"] == 2  # H100 drop (day 5) is not lost
+    assert list_for_user(engine, snapshot=snap, team_id="T1", user_id="U1").errors == ()
+
+
+def test_alert_fires_once_and_rearms_when_price_goes_back(engine: Engine, snap: Any, slack: FakeSlack) -> None:
+    play_month(engine, days=1)
+    # The cheapest on-demand H100 per GPU-hour on day 0, over every instance size of lambda and vast.
+    base = min(r.usd_per_hour / r.gpu_count for r in real_rows("lambda") + real_rows("vast") if r.gpu_id == "h100-sxm-80gb")
+    line = (base - Decimal("0.10")).quantize(Decimal("0.01"))
+    r = handle_alert_command(f"h100 sxm < {line}", engine=engine, snapshot=snap, team_id="T1", user_id="U7", lang="en")
+    assert r.ok, r.text
+    s = scheduler(engine, snap, slack)
+    assert s.run_once(at(0)).alerts_fired == []  # not under the line yet
+    under = line - Decimal("0.05")
+    cheap = [type(row)(row.provider_id, row.instance_type, row.gpu_id, row.gpu_count, row.region, row.tier, under)
+             if (row.gpu_id, row.gpu_count) == ("h100-sxm-80gb", 1) else row for row in real_rows("lambda")]
+    write_import(engine, "lambda", cheap, at(1, 6))
+    assert s.run_once(at(1)).alerts_fired == [1]
+    assert s.run_once(at(1, 10)).alerts_fired == []  # once, not every tick
+    write_import(engine, "lambda", lambda_day(0, real_rows("lambda")), at(2, 6))  # back above the line: re-arm
+    assert s.run_once(at(2)).alerts_fired == []
+    write_import(engine, "lambda", cheap, at(3, 6))
+    assert s.run_once(at(3)).alerts_fired == [1]
+    dms = slack.state.posts("U7")
+    assert len(dms) == 2 and "#1" in dms[0]["text"] and f"${under:.2f}/GPU-hour" in dms[0]["text"]
