@@ -140,9 +140,9 @@ def ask_to_dict(ask: Ask) -> dict[str, Any]:
     }
 
 
-def _money(value: Decimal | None) -> str | None:
-    # Decimal as a string keeps cents exact in JSON.
-    return None if value is None else str(value)
+def _money(value: Decimal | None) -> float | None:
+    # JSON has no decimal type; amounts are whole cents, which a float carries exactly enough to show.
+    return None if value is None else float(value)
 
 
 def ask_to_workload(ask: Ask, snapshot: Snapshot) -> Workload:

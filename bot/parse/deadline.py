@@ -9,6 +9,10 @@ from bot.parse.numbers import cjk_number, parse_number
 from bot.parse.vocabulary import Vocabulary, phrase_regex
 
 MAX_DEADLINE_HOURS = 24 * 365
+# "3 days" with no "in"/"within": in a GPU question a number of days is the time available.
+_BARE_DAYS = re.compile(
+    r"(?<![0-9.])(\d{1,3})\s?(days?|weeks?|天|星期|周|週|일간|日間|días|dias|tagen?|wochen?|jours?|ngày|tuần)(?![a-z])"
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -41,6 +45,10 @@ def find_deadline_hours(text: str, vocabulary: Vocabulary) -> float | None:
     m = compact.search(text)
     if m:
         return float(m.group(1))
+    m = _BARE_DAYS.search(text)
+    if m:
+        weeks = m.group(2) in ("week", "weeks", "星期", "周", "週", "woche", "wochen", "tuần")
+        return float(m.group(1)) * (168 if weeks else 24)
     return None
 
 

@@ -71,6 +71,8 @@ def find_gpus(text: str, snapshot: Snapshot, vocabulary: Vocabulary) -> GpuFound
             break
         query = m.group(0).strip()
         match = snapshot.gpu_index.resolve(query)
+        if match.status == "none" and query.endswith("s"):  # "a100s", "3090s"; "l40s" resolves as is
+            match = snapshot.gpu_index.resolve(query[:-1])
         count, used = _count_near(text, m.start(), m.end(), patterns, vocabulary)
         count = count or match.count
         spans.append((used[0], used[1]))

@@ -62,6 +62,7 @@ def find_model(
         if size is not None and not re.search(r"\d[bm]\b", span):
             queries.append(f"{span} {_size_text(size.params_b)}")
     ambiguous: tuple[str, tuple[str, ...]] | None = None
+    family_word = families[0][0] if families else ""
     for query in queries[:MAX_MODEL_QUERIES]:
         match = snapshot.model_index.resolve(query)
         if match.status == "found" and match.model_id in snapshot.models:
@@ -69,7 +70,7 @@ def find_model(
         if match.status == "ambiguous" and ambiguous is None:
             ambiguous = (query, tuple(match.candidates))
     if ambiguous is not None:
-        picked = _pick(ambiguous[1], size, snapshot)
+        picked = _pick(ambiguous[1], size, family_word, snapshot)
         if picked is not None:
             others = ", ".join(c for c in ambiguous[1] if c != picked)
             note = f"'{ambiguous[0]}' read as {snapshot.models[picked].name} (also possible: {others})"
@@ -80,15 +81,19 @@ def find_model(
     return ModelFound()
 
 
-def _pick(candidates: tuple[str, ...], size: SizeMention | None, snapshot: Snapshot) -> str | None:
-    """The first candidate of the stated size; without a size the question is which model."""
+def _pick(candidates: tuple[str, ...], size: SizeMention | None, family: str, snapshot: Snapshot) -> str | None:
+    """The newest preset of the family at the stated size (catalog order is oldest first).
+
+    Without a size the question is "which model", so nothing is picked.
+    """
     if size is None:
         return None
-    for model_id in candidates:
-        model = snapshot.models.get(model_id)
-        if model is not None and abs(model.params_b - size.params_b) <= 0.15 * size.params_b:
-            return model_id
-    return None
+    fitting = [
+        m for m in candidates
+        if m in snapshot.models and abs(snapshot.models[m].params_b - size.params_b) <= 0.15 * size.params_b
+    ]
+    own = [m for m in fitting if m.startswith(family.replace(" ", "-"))]
+    return (own or fitting or [None])[-1]
 
 
 def _mention(snapshot: Snapshot, model_id: str) -> ModelMention:

@@ -24,7 +24,7 @@ from bot.parse.money import find_money
 from bot.parse.quantities import find_batch, find_dataset, find_lora_rank, find_resolution, find_seq_len
 from bot.parse.sizes import find_sizes
 from bot.parse.text import MAX_CHARS, clean_text
-from bot.parse.training import find_training
+from bot.parse.training import find_training, pick_framework
 from bot.parse.vocabulary import Vocabulary, load_vocabulary
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ _NEEDS_MODEL = frozenset({"advise"})
 def parse(text: str, *, snapshot: Snapshot) -> Ask:
     """Parse one message into an Ask (pure: no I/O beyond the lexicon read once)."""
     try:
-        return _parse(text, snapshot)
+        return parse_strict(text, snapshot=snapshot)
     except Exception:  # a parser bug must still give the user a card, and us a log line
         log.exception("parse failed on a %d-character message", len(text) if isinstance(text, str) else -1)
         return Ask(intent="help", language="en", text=text if isinstance(text, str) else "",
@@ -52,7 +52,8 @@ def _blank(text: str, spans: tuple[tuple[int, int], ...]) -> str:
     return "".join(chars)
 
 
-def _parse(raw: str, snapshot: Snapshot) -> Ask:
+def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
+    """`parse` without the safety net: a bug raises (the property tests call this one)."""
     vocab = load_vocabulary()
     text, cut = clean_text(raw)
     language = detect_language(text, vocab)
@@ -92,7 +93,7 @@ def _parse(raw: str, snapshot: Snapshot) -> Ask:
     deadline = find_deadline_hours(rest, vocab)
     language = _requested_language(rest, vocab, language)
 
-    has_workload = model.mention is not None or params_b is not None
+    has_workload = params_b is not None or bool(model.mention and model.mention.model_id)
     evidence = Evidence(
         cues=frozenset(v for v, _, _ in vocab.intents.find(rest)),
         text_chars=len(text),
@@ -112,7 +113,7 @@ def _parse(raw: str, snapshot: Snapshot) -> Ask:
         params_b=params_b,
         method=training.method,  # type: ignore[arg-type]
         precision=training.precision,
-        framework=training.framework or config.framework,
+        framework=pick_framework([f for f in (training.framework, config.framework) if f]),
         optimizer=training.optimizer,
         seq_len=seq_len,
         batch_size=values.get("batch_size") or find_batch(rest, vocab),
@@ -143,6 +144,8 @@ def _has_money(budget: Budget) -> bool:
 def _gpu_count(mentions: tuple[GpuMention, ...], loose: int | None, config_gpus: object) -> int | None:
     """One count for the whole request: the named GPUs' count when they agree, else a loose count."""
     counts = {m.count for m in mentions if m.count}
+    if len({m.gpu_id or m.query for m in mentions}) > 1 and any(m.count is None for m in mentions):
+        return None  # "A6000 or 3x 4090": the count belongs to one option only
     if len(counts) == 1:
         return counts.pop()
     if counts:

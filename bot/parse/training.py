@@ -86,7 +86,7 @@ def find_training(text: str, vocabulary: Vocabulary, config: dict[str, object]) 
     frameworks = [v for v, _, _ in tables["framework"].find(text)]
     if isinstance(config.get("framework"), str):
         frameworks.append(str(config["framework"]))
-    framework = min(frameworks, key=_FRAMEWORK_RANK.index) if frameworks else None
+    framework = pick_framework(frameworks)
     sharding = config.get("sharding") or tables["sharding"].first(text)
     offload = config.get("offload") or (True if _OFFLOAD.search(text) else None)
     return TrainingFound(
@@ -99,6 +99,12 @@ def find_training(text: str, vocabulary: Vocabulary, config: dict[str, object]) 
         offload=bool(offload) if offload else None,
         assumed=assumed,
     )
+
+
+def pick_framework(names: list[str]) -> str | None:
+    """The most specific tool named: a trainer (axolotl) over the library it drives (deepspeed, hf)."""
+    known = [n for n in names if n in _FRAMEWORK_RANK]
+    return min(known, key=_FRAMEWORK_RANK.index) if known else None
 
 
 def _precision(text: str, table: PhraseTable, config: dict[str, object]) -> tuple[str | None, str | None]:
