@@ -80,11 +80,13 @@ def build_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Work
     offer, cost = pick_offer(offers, candidate.count, hours, spot=bool(workload.spot),
                              rework=tables.spot_rework_fraction)
     nodes = max(1, -(-candidate.count // 8))
-    option = Option(gpu.id, candidate.count, nodes, setup.sharding, candidate.switches,
-                    candidate.estimate, round(hours, 3) if hours is not None else None, cost, offer, ())
-    findings = option_findings(option, gpu, setup, workload, tables)
-    return Option(option.gpu_id, option.count, nodes, option.sharding, option.switches, option.memory,
-                  option.hours, cost, offer, findings)
+    return Option(gpu.id, candidate.count, nodes, setup.sharding, candidate.switches,
+                  candidate.estimate, round(hours, 3) if hours is not None else None, cost, offer, ())
+
+
+def with_findings(option: Option, gpu: GpuSpec, setup: Setup, workload: Workload, tables: RuleTables) -> Option:
+    """Findings are computed for the shown options only (keeps evaluate() fast)."""
+    return replace(option, findings=option_findings(option, gpu, setup, workload, tables))
 
 
 def rank_key(option: Option, gpu: GpuSpec, objective: str) -> tuple[float, ...]:
@@ -125,7 +127,8 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     objective = workload.objective or ("cheapest" if workload.budget_usd is not None else "balanced")
     options.sort(key=lambda o: (rank_key(o, gpus[o.gpu_id], objective), o.gpu_id))
     priced = [o for o in options if o.offer is not None] or options
-    top = tuple(priced[:TOP_OPTIONS])
+    top = tuple(with_findings(o, gpus[o.gpu_id], space.candidate(o.count, o.switches).setup, workload, tables)
+                for o in priced[:TOP_OPTIONS])
     memory = top[0].memory if top else reference.estimate
     notable = sorted(rejections, key=lambda r: (-float(gpus[r.gpu_id].vram_gb), r.gpu_id))
     tier = pick_tier(tables.tier_rows, method, shape.params_b, top[0] if top else None, reference.estimate)
