@@ -11,7 +11,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
+import pytest
+from slack_sdk.models.blocks import Block
 from slack_sdk.signature import SignatureVerifier
+
+from bot.settings import load_settings
+from bot.slack.app import build_app
+from bot.slack.wsgi import wsgi_app
 
 TEAM_ID = "T0TEAM"
 BOT_USER_ID = "U0BOT"
@@ -340,3 +346,74 @@ def get(port: int, path: str) -> tuple[int, str, dict[str, str]]:
         return response.status, response.read().decode("utf-8"), dict(response.getheaders())
     finally:
         conn.close()
+
+
+# --- the harness the Slack tests share -------------------------------------------------------
+
+@dataclass
+class Harness:
+    slack: FakeSlack
+    core: FakeCore
+    server: AppServer
+    engine: object
+
+    def command(self, text: str, *, user: str = "U0ALICE", name: str = "cmd1") -> tuple[int, str]:
+        body = slash_command_body(text, user=user, response_url=self.slack.response_url(name))
+        return post(self.server.port, body, signed_headers(body))
+
+    def event(self, event: dict, *, event_id: str, retry: int | None = None) -> tuple[int, str]:
+        body = event_body(event, event_id=event_id)
+        headers = signed_headers(body, content_type="application/json")
+        if retry is not None:
+            headers |= {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
+        return post(self.server.port, body, headers)
+
+    def action(self, action_id: str, value: str, **kwargs) -> tuple[int, str]:
+        body = block_actions_body(action_id, value, **kwargs)
+        return post(self.server.port, body, signed_headers(body))
+
+
+def start_harness(engine, slack: FakeSlack, core: FakeCore) -> AppServer:
+    settings = load_settings({
+        "DATABASE_URL": engine.url.render_as_string(hide_password=False),
+        "SLACK_BOT_TOKEN": "xoxb-1-test", "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+        "SLACK_API_URL": slack.api_url,
+    })
+    return AppServer(wsgi_app(build_app(settings, engine=engine, core=core)))
+
+
+@pytest.fixture
+def h(engine: Any) -> Any:
+    slack = FakeSlack(locales={"U0JUN": "ja-JP", "U0MIN": "ko-KR"}).start()
+    core = FakeCore()
+    server = start_harness(engine, slack, core)
+    yield Harness(slack, core, server, engine)
+    server.stop()
+    slack.stop()
+
+
+def assert_valid_message(params: dict) -> None:
+    """A non-empty text fallback and blocks that slack_sdk can parse back."""
+    assert params.get("text"), "a message needs a text fallback"
+    for block in params["blocks"]:
+        parsed = Block.parse(block)
+        assert parsed is not None and parsed.to_dict()["type"] == block["type"], block
+
+
+def posted(h: Harness, method: str, count: int = 1) -> list:
+    h.slack.wait_for(lambda calls: len([c for c in calls if c.method == method]) >= count)
+    return h.slack.api_calls(method)
+
+
+
+
+def eventually(check: Any, timeout_s: float = 5.0) -> Any:
+    """Poll `check()` until it returns something truthy (work continues after Slack is answered)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still {result!r} after {timeout_s} s")
+        time.sleep(0.02)

@@ -5,84 +5,17 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pytest
-from slack_sdk.models.blocks import Block
-
-from bot.settings import load_settings
-from bot.slack.app import build_app
-from bot.slack.wsgi import wsgi_app
 from knowledge.slack_store import find_user_pref
-from fake_slack import (
-    BOT_ID,
-    BOT_USER_ID,
-    SIGNING_SECRET,
-    AppServer,
-    FakeCore,
-    FakeSlack,
-    block_actions_body,
-    event_body,
+from fake_slack import (  # noqa: F401  (h is a fixture)
+    Harness,
+    assert_valid_message,
+    h,
     post,
     signed_headers,
     slash_command_body,
 )
-
-
-@dataclass
-class Harness:
-    slack: FakeSlack
-    core: FakeCore
-    server: AppServer
-    engine: object
-
-    def command(self, text: str, *, user: str = "U0ALICE", name: str = "cmd1") -> tuple[int, str]:
-        body = slash_command_body(text, user=user, response_url=self.slack.response_url(name))
-        return post(self.server.port, body, signed_headers(body))
-
-    def event(self, event: dict, *, event_id: str, retry: int | None = None) -> tuple[int, str]:
-        body = event_body(event, event_id=event_id)
-        headers = signed_headers(body, content_type="application/json")
-        if retry is not None:
-            headers |= {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
-        return post(self.server.port, body, headers)
-
-    def action(self, action_id: str, value: str, **kwargs) -> tuple[int, str]:
-        body = block_actions_body(action_id, value, **kwargs)
-        return post(self.server.port, body, signed_headers(body))
-
-
-def start_harness(engine, slack: FakeSlack, core: FakeCore) -> AppServer:
-    settings = load_settings({
-        "DATABASE_URL": engine.url.render_as_string(hide_password=False),
-        "SLACK_BOT_TOKEN": "xoxb-1-test", "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-        "SLACK_API_URL": slack.api_url,
-    })
-    return AppServer(wsgi_app(build_app(settings, engine=engine, core=core)))
-
-
-@pytest.fixture
-def h(engine) -> Iterator[Harness]:
-    slack = FakeSlack(locales={"U0JUN": "ja-JP", "U0MIN": "ko-KR"}).start()
-    core = FakeCore()
-    server = start_harness(engine, slack, core)
-    yield Harness(slack, core, server, engine)
-    server.stop()
-    slack.stop()
-
-
-def assert_valid_message(params: dict) -> None:
-    """A non-empty text fallback and blocks that slack_sdk can parse back."""
-    assert params.get("text"), "a message needs a text fallback"
-    for block in params["blocks"]:
-        parsed = Block.parse(block)
-        assert parsed is not None and parsed.to_dict()["type"] == block["type"], block
-
-
-def posted(h: Harness, method: str, count: int = 1) -> list:
-    h.slack.wait_for(lambda calls: len([c for c in calls if c.method == method]) >= count)
-    return h.slack.api_calls(method)
 
 
 # --- verification ------------------------------------------------------------------------------

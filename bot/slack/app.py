@@ -46,9 +46,10 @@ def retry_handlers() -> list[RetryHandler]:
     ]
 
 
-def web_client(settings: Settings) -> WebClient:
+def web_client(settings: Settings, *, token: str | None) -> WebClient:
+    """Every Web API call goes to SLACK_API_URL; Bolt copies base URL and retry handlers per request."""
     return WebClient(
-        token=settings.slack_bot_token,
+        token=token,
         base_url=settings.slack_api_url,
         retry_handlers=retry_handlers(),
     )
@@ -56,9 +57,11 @@ def web_client(settings: Settings) -> WebClient:
 
 def build_app(settings: Settings, *, engine: Engine, core: Core, snapshots: SnapshotHolder | None = None) -> App:
     """The app with every listener; OAuth (many workspaces) when a client id is set, else one token."""
-    client = web_client(settings)
     installation_store = None
     oauth_settings = None
+    oauth = bool(settings.slack_client_id and settings.slack_client_secret)
+    # With OAuth the token comes from the installation store per workspace, never from the client.
+    client = web_client(settings, token=None if oauth else settings.slack_bot_token)
     if settings.slack_client_id and settings.slack_client_secret:
         installation_store = DbInstallationStore(engine=engine, client_id=settings.slack_client_id)
         oauth_settings = OAuthSettings(
@@ -70,7 +73,6 @@ def build_app(settings: Settings, *, engine: Engine, core: Core, snapshots: Snap
         )
     app = App(
         client=client,
-        token=None if oauth_settings else settings.slack_bot_token,
         signing_secret=settings.slack_signing_secret,
         oauth_settings=oauth_settings,
         installation_store=installation_store,
