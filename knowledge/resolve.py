@@ -11,7 +11,13 @@ from typing import Literal, Protocol
 
 from rapidfuzz import fuzz
 
+from knowledge.resolve_models import ModelIndex, ModelMatch, normalise_model_name
 from rules.types import GpuSpec
+
+__all__ = [
+    "GpuIndex", "GpuMatch", "ModelIndex", "ModelMatch", "normalise_gpu_name", "normalise_model_name",
+    "resolve_cloud_accelerator", "split_count",
+]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
@@ -348,108 +354,3 @@ def _resolve_cloud(index: GpuIndex, name: str, memories: list[float], instance_t
         return match if len(ids) != 1 else replace(match, gpu_id=ids[0], method="memory")
     picked = index._pick(ids, name, "memory")
     return picked if picked.status == "found" else match
-
-
-# Model names: a trailing word from this set does not change the architecture.
-MODEL_SUFFIXES = frozenset(
-    {"instruct", "chat", "hf", "it", "pt", "base", "gguf", "awq", "gptq", "fp8", "bnb", "4bit", "8bit", "unsloth"}
-)
-MODEL_FUZZY_CUTOFF = 88.0
-MODEL_FUZZY_MARGIN = 5.0
-
-
-def normalise_model_name(text: str) -> str:
-    """`meta-llama/Llama-3.1-8B-Instruct` -> `llama 3 1 8b`: org dropped, suffixes like -Instruct/-hf/-it dropped."""
-    s = unicodedata.normalize("NFKC", text).casefold().strip()
-    s = s.rstrip("/").rsplit("/", 1)[-1]
-    words = _NON_ALNUM.sub(" ", s).split()
-    while len(words) > 1 and words[-1] in MODEL_SUFFIXES:
-        words.pop()
-    return " ".join(words)
-
-
-class ModelAliasRow(Protocol):
-    """The fields of `knowledge.tables.ModelAliasBase` the index reads."""
-
-    alias: str
-    model_id: str
-
-
-class _ModelLike(Protocol):
-    id: str
-    name: str
-    hf_id: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class ModelMatch:
-    """What a model name or Hugging Face id resolved to."""
-
-    status: Status
-    query: str
-    model_id: str | None = None
-    candidates: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ModelIndex:
-    """Lookup of model presets by id, name, alias or HF id (org prefix and -Instruct optional)."""
-
-    exact: Mapping[str, str]  # compact key -> model id
-    spelled: tuple[tuple[tuple[str, ...], str], ...]  # (tokens, model id)
-    order: Mapping[str, int]
-
-    @classmethod
-    def build(cls, models: Mapping[str, _ModelLike], aliases: Iterable[ModelAliasRow]) -> ModelIndex:
-        texts = [(t, m.id) for m in models.values() for t in (m.id, m.name, m.hf_id) if t]
-        texts += [(a.alias, a.model_id) for a in aliases if a.model_id in models]
-        exact: dict[str, str] = {}
-        for text, model_id in texts:
-            exact.setdefault(compact_key(normalise_model_name(text)), model_id)
-        spelled = tuple(dict.fromkeys((_model_tokens(normalise_model_name(t)), m) for t, m in texts))
-        return cls(exact, spelled, {m: i for i, m in enumerate(models)})
-
-    def resolve(self, text: str) -> ModelMatch:
-        """Found, ambiguous (`llama 70b`, `qwen 14b`) with candidates, or none."""
-        if len(text) > MAX_QUERY_CHARS:
-            return ModelMatch("none", text)
-        norm = normalise_model_name(text)
-        if not norm:
-            return ModelMatch("none", text)
-        model_id = self.exact.get(compact_key(norm))
-        if model_id is not None:
-            return ModelMatch("found", text, model_id)
-        tokens = _model_tokens(norm)
-        if any(t.isalpha() and t != "b" for t in tokens):
-            ids = self._sorted({m for key, m in self.spelled if _is_subsequence(tokens, key)})
-            if len(ids) == 1:
-                return ModelMatch("found", text, ids[0])
-            if 1 < len(ids) <= MAX_FAMILY:
-                return ModelMatch("ambiguous", text, candidates=tuple(ids))
-        return self._fuzzy(norm, tokens, text)
-
-    def _fuzzy(self, norm: str, tokens: tuple[str, ...], text: str) -> ModelMatch:
-        numbers = sorted(t for t in tokens if t.isdigit())
-        best: dict[str, float] = {}
-        for key, model_id in self.spelled:
-            if sorted(t for t in key if t.isdigit()) != numbers:
-                continue  # a typo may not change a size or a version
-            score = fuzz.ratio(compact_key(norm), "".join(key))
-            best[model_id] = max(score, best.get(model_id, 0.0))
-        ranked = sorted(best.items(), key=lambda kv: (-kv[1], self.order[kv[0]]))
-        close = [m for m, s in ranked if s >= MODEL_FUZZY_CUTOFF and ranked[0][1] - s < MODEL_FUZZY_MARGIN]
-        if len(close) == 1:
-            return ModelMatch("found", text, close[0])
-        return ModelMatch("ambiguous" if close else "none", text, candidates=tuple(close[:MAX_FAMILY]))
-
-    def _sorted(self, ids: set[str]) -> list[str]:
-        return sorted(ids, key=lambda m: self.order.get(m, 0))
-
-
-def _model_tokens(norm: str) -> tuple[str, ...]:
-    return tuple(_TOKENS.findall(norm))
-
-
-def _is_subsequence(part: tuple[str, ...], key: tuple[str, ...]) -> bool:
-    it = iter(key)
-    return all(any(t == k for k in it) for t in part)
