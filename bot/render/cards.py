@@ -40,7 +40,9 @@ def render_card(kind: str, view: Any, language: str | None, *, now: datetime | N
     messages = Messages.for_language(language)
     f = Formatter(messages)
     template = block_environment().get_template(f"blocks/{kind}.json.j2")
-    source = template.render(v=view, t=messages.text, p=messages.plain, f=f, now=now, **_presenters(f))
+    source = template.render(
+        v=view, t=messages.text, p=messages.plain, c=messages.compose, f=f, now=now, **_presenters(f)
+    )
     try:
         message = json.loads(source)
     except json.JSONDecodeError:
@@ -56,9 +58,10 @@ def render_terminal(card: Card) -> str:
 
 def _presenters(f: Formatter) -> dict[str, Any]:
     """Python helpers the templates call to build localized rows (strings only, never blocks)."""
-    from bot.render import fits
+    from bot.render import advice, fits
 
     return {
+        "rec": advice,
         "comparison_table": rows.comparison_table,
         "detail_rows": rows.detail_rows,
         "price_table": rows.price_table,

@@ -12,31 +12,45 @@ from bot.render.formats import Formatter
 log = logging.getLogger(__name__)
 
 
+def _unit(name: str, unit: str) -> bool:
+    return name == unit or name.endswith("_" + unit)
+
+
 def format_number(name: str, value: Any, f: Formatter) -> str:
-    """Format one number by the unit its name carries (`_gib`, `_usd`, `_hours`, `_pct`, `_gbs` ...)."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return "" if value is None else str(value)
-    if name.endswith("_usd_per_hour") or name.endswith("_usd_per_gpu_hour"):
+    """Format one number by the unit its name carries (`_gib`, `_usd`, `hours`, `_pct`, `_gbs`, `params_b` ...)."""
+    if isinstance(value, str):
+        return _format_text(name, value, f)
+    if isinstance(value, bool) or value is None:
+        return "" if value is None else f.messages.plain("value.yes" if value else "value.no")
+    if name.endswith("usd_per_hour") or name.endswith("usd_per_gpu_hour"):
         return f.rate(Decimal(str(value)))
-    if name.endswith("_usd"):
-        return f.money(Decimal(str(value)))
-    if name.endswith("_gib"):
-        return f.gib(float(value))
-    if name.endswith("_gb"):
-        return f.gb(float(value))
-    if name.endswith("_hours"):
-        return f.hours(float(value))
-    if name.endswith("_min"):
-        return f.messages.plain("unit.minutes", minutes=f.number(value))
-    if name.endswith("_pct"):
-        return f.percent(float(value) / 100)
-    if name.endswith("_fraction"):
-        return f.percent(float(value))
-    if name.endswith("_gbs"):
-        return f"{f.number(value)} GB/s"
-    if name.endswith("_tflops"):
-        return f.tflops(float(value))
+    simple = {
+        "usd": lambda: f.money(Decimal(str(value))),
+        "gib": lambda: f.gib(float(value)),
+        "gb": lambda: f.gb(float(value)),
+        "hours": lambda: f.hours(float(value)),
+        "min": lambda: f.messages.plain("unit.minutes", minutes=f.number(value)),
+        "pct": lambda: f.percent(float(value) / 100),
+        "gbs": lambda: f"{f.number(value)} GB/s",
+        "tflops": lambda: f.tflops(float(value)),
+        "params_b": lambda: f"{f.number(value, 1)}B",
+        "increment_s": lambda: f.billing(int(value)),
+        "tokens": lambda: f.compact(value),
+    }
+    for unit, render in simple.items():
+        if _unit(name, unit):
+            return render()
     return f.number(value, 2)
+
+
+def _format_text(name: str, value: str, f: Formatter) -> str:
+    """Codes inside numbers (switch lists, methods) in the locale's words; anything else as given."""
+    if name == "switches":
+        return f.messages.plain("common.list_sep").join(
+            f.messages.plain(f"switch.{s}") if f.messages.has(f"switch.{s}") else s for s in value.split(",") if s)
+    if name == "method" and f.messages.has(f"method.{value}"):
+        return f.messages.plain(f"method.{value}")
+    return value
 
 
 def coded_text(prefix: str, code: str, numbers: Mapping[str, Any], f: Formatter, **extra: str) -> str:

@@ -7,7 +7,7 @@ from datetime import date, datetime
 from decimal import Decimal
 
 from babel.dates import format_date, format_timedelta
-from babel.numbers import format_currency, format_decimal, format_percent
+from babel.numbers import format_compact_decimal, format_currency, format_decimal, format_percent
 
 from bot.render.messages import BABEL_LOCALES, Messages
 
@@ -40,6 +40,12 @@ class Formatter:
             return DASH
         pattern = "#,##0" + ("." + "0" * digits if digits else "")
         return format_decimal(value, format=pattern, locale=self.locale)
+
+    def compact(self, value: float | int | None) -> str:
+        """A short large number: 1.2B, 12亿, 12억."""
+        if value is None:
+            return DASH
+        return format_compact_decimal(value, format_type="short", fraction_digits=1, locale=self.locale)
 
     def money(self, usd: Decimal | float | None, cents: bool = True) -> str:
         """US dollars in the locale's currency format; whole dollars when `cents` is False."""

@@ -8,7 +8,7 @@ import string
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from bot.render.filters import escape_mrkdwn
@@ -17,6 +17,7 @@ log = logging.getLogger(__name__)
 
 LANGUAGES = ("en", "zh-Hans", "ko", "ja", "es", "de", "fr", "vi")
 DEFAULT_LANGUAGE = "en"
+LOCALES_DIR = Path(__file__).resolve().parent.parent / "locales"
 # Babel locale identifiers for our language tags.
 BABEL_LOCALES = {"en": "en", "zh-Hans": "zh_Hans", "ko": "ko", "ja": "ja", "es": "es", "de": "de", "fr": "fr", "vi": "vi"}
 _ALIASES = {"zh": "zh-Hans", "zh-cn": "zh-Hans", "zh-hans": "zh-Hans", "zh-sg": "zh-Hans", "zh-hant": "zh-Hans",
@@ -44,7 +45,7 @@ def load_catalog(language: str) -> Mapping[str, str]:
     """The key → message mapping for one supported language, read from the package data."""
     if language not in LANGUAGES:
         raise ValueError(f"unsupported language {language!r}; expected one of {', '.join(LANGUAGES)}")
-    path = resources.files("bot") / "locales" / f"{language}.json"
+    path = LOCALES_DIR / f"{language}.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         raise ValueError(f"bot/locales/{language}.json: expected an object of string messages")

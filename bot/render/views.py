@@ -154,3 +154,16 @@ def _provider_row(catalog: CatalogView, provider_id: str, offers: Sequence[Offer
 def _price_order(row: ProviderPrice) -> tuple[int, Decimal, str]:
     best = row.on_demand_usd if row.on_demand_usd is not None else row.spot_usd
     return (row.on_demand_usd is None, best if best is not None else Decimal(0), row.provider_id)
+
+
+@dataclass(frozen=True, slots=True)
+class KnowledgeView:
+    """A knowledge-base answer (title, text, facts, sources, related) or, when unsure, entries to choose from."""
+
+    title: str
+    text: str
+    facts: tuple[tuple[str, str], ...] = ()
+    sources: tuple[tuple[str, str], ...] = ()
+    related: tuple[tuple[str, str], ...] = ()  # (entry id, title); shown as kb.open buttons
+    choose: bool = False  # True: `related` holds the candidate entries and `text` is empty
+    question: str = ""

@@ -1,0 +1,170 @@
+"""The recommendation card's input and its localized pieces: memory bars, option lines, assumptions, reasons."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from bot.render.filters import format_table, text_bar
+from bot.render.findings import coded_text, format_number
+from bot.render.formats import Formatter
+from rules.types import GpuSpec, Provider
+from rules.verdict import BREAKDOWN_KEYS, Option, Verdict
+
+BAR_WIDTH = 20
+MAX_REJECTS = 5
+MAX_FINDINGS = 6
+# Defaults the card shows elsewhere (the plan line) or that only restate "not asked for".
+QUIET_DEFAULTS = frozenset({"gpus", "sharding", "offload", "spot", "method"})
+
+
+@dataclass(frozen=True, slots=True)
+class WhatIf:
+    """A what-if button: its stable action id, the label key, and the state it sends back."""
+
+    action_id: str  # whatif.method.qlora, whatif.gpus.more, whatif.spot, compare.top2, share
+    label_key: str  # btn.qlora ...
+    value: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RecommendationView:
+    verdict: Verdict
+    gpus: Mapping[str, GpuSpec]
+    providers: Mapping[str, Provider]
+    model_label: str  # "Llama 3.1 8B" or "13B"
+    method: str  # the method evaluated (full, lora, qlora, ...)
+    prices_at: datetime | None
+    question: str = ""
+    ignored: tuple[str, ...] = ()
+    buttons: tuple[WhatIf, ...] = ()
+    extra_sections: tuple[str, ...] = field(default=())  # mrkdwn already escaped (e.g. a knowledge answer)
+
+
+def gpu_name(view: RecommendationView, gpu_id: str) -> str:
+    gpu = view.gpus.get(gpu_id)
+    return gpu.name if gpu is not None else gpu_id
+
+
+def provider_label(view: RecommendationView, provider_id: str) -> str:
+    provider = view.providers.get(provider_id)
+    return provider.name if provider is not None else provider_id
+
+
+def verdict_line(view: RecommendationView, f: Formatter) -> str:
+    """The one-line answer: best pick with time and cost, or why nothing fits."""
+    if not view.verdict.options:
+        return f.messages.text("rec.verdict_none")
+    top = view.verdict.options[0]
+    names = dict(count=top.count, gpu=gpu_name(view, top.gpu_id))
+    if top.offer is None:
+        return f.messages.text("rec.verdict_no_offer", **names)
+    provider = provider_label(view, top.offer.provider_id)
+    if top.hours is None or top.cost_usd is None:
+        return f.messages.text("rec.verdict_no_time", rate=f.rate(top.offer.usd_per_gpu_hour), provider=provider,
+                               **names)
+    return f.messages.text("rec.verdict", hours=f.hours(top.hours), cost=f.money(top.cost_usd), provider=provider,
+                           **names)
+
+
+def needs_dataset(view: RecommendationView) -> bool:
+    return any(o.hours is None for o in view.verdict.options)
+
+
+def memory_title(view: RecommendationView, f: Formatter) -> str:
+    memory = view.verdict.memory
+    top = view.verdict.options[0] if view.verdict.options else None
+    gpu = view.gpus.get(top.gpu_id) if top else None
+    return f.messages.text(
+        "rec.memory.title", expected=f.gib(memory.per_gpu_gib), low=f.gib(memory.low_gib),
+        high=f.gib(memory.high_gib), count=memory.gpus, gpu=gpu.name if gpu else "—",
+        vram=f.gb(gpu.vram_gb) if gpu else "—",
+    )
+
+
+def memory_bars(view: RecommendationView, f: Formatter) -> str:
+    """Breakdown as text bars scaled to the top option's VRAM (catalog GB read as GiB, as vendors size HBM)."""
+    memory = view.verdict.memory
+    top = view.verdict.options[0] if view.verdict.options else None
+    gpu = view.gpus.get(top.gpu_id) if top else None
+    scale = max(gpu.vram_gb if gpu else 0.0, memory.high_gib, memory.per_gpu_gib, 1e-9)
+    rows = [[f.messages.plain(f"mem.{key}"), text_bar(memory.breakdown.get(key, 0.0), scale, BAR_WIDTH),
+             f.gib(memory.breakdown.get(key, 0.0))]
+            for key in BREAKDOWN_KEYS if memory.breakdown.get(key, 0.0) > 0]
+    rows.append([f.messages.plain("mem.total"), text_bar(memory.per_gpu_gib, scale, BAR_WIDTH),
+                 f.gib(memory.per_gpu_gib) + (f" / {f.gb(gpu.vram_gb)}" if gpu else "")])
+    return format_table(rows)
+
+
+def plan_text(option: Option, f: Formatter) -> str:
+    """"one GPU", "ZeRO-3", "FSDP · 2 nodes · gradient checkpointing"."""
+    parts = [f.messages.plain("plan.single")] if option.count == 1 else [_sharding(option.sharding)]
+    if option.nodes > 1:
+        parts.append(f.messages.plain("plan.nodes", nodes=option.nodes))
+    parts.extend(f.messages.plain(f"switch.{s}") if f.messages.has(f"switch.{s}") else s for s in option.switches)
+    return " · ".join(p for p in parts if p)
+
+
+def _sharding(sharding: str) -> str:
+    names = {"none": "", "ddp": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP"}
+    return names.get(sharding, sharding)
+
+
+def option_lines(view: RecommendationView, f: Formatter) -> list[str]:
+    lines = []
+    for rank, option in enumerate(view.verdict.options[:3], start=1):
+        names = dict(rank=rank, count=option.count, gpu=gpu_name(view, option.gpu_id), plan=plan_text(option, f))
+        if option.hours is None or option.cost_usd is None:
+            head = f.messages.text("rec.option_no_time", **names)
+        else:
+            head = f.messages.text("rec.option", hours=f.hours(option.hours), cost=f.money(option.cost_usd), **names)
+        if option.offer is None:
+            tail = f.messages.text("rec.option_no_offer")
+        else:
+            tail = f.messages.text("rec.option_offer", provider=provider_label(view, option.offer.provider_id),
+                                   rate=f.rate(option.offer.usd_per_gpu_hour), date=f.date(option.offer.observed_at))
+        lines.append(f"{head}\n      {tail}")
+    return lines
+
+
+def assumption_text(view: RecommendationView, f: Formatter) -> str:
+    """The defaulted inputs, labelled in the locale: "sequence length 2,048 · micro-batch 1 · …"."""
+    parts = []
+    for key in view.verdict.defaulted:
+        if key not in view.verdict.assumptions or key in QUIET_DEFAULTS:
+            continue
+        value = view.verdict.assumptions[key]
+        label = f.messages.plain(f"field.{key}") if f.messages.has(f"field.{key}") else key
+        parts.append(f"{label} {_assumed_value(key, value, f)}")
+    return " · ".join(parts)
+
+
+def _assumed_value(key: str, value: Any, f: Formatter) -> str:
+    if isinstance(value, bool):
+        return f.messages.plain("value.yes" if value else "value.no")
+    localized = f"value.{key}.{value}"
+    if isinstance(value, str) and f.messages.has(localized):
+        return f.messages.plain(localized)
+    return format_number(key, value, f)
+
+
+def reject_lines(view: RecommendationView, f: Formatter) -> list[str]:
+    return [coded_text("reject", r.code, r.numbers, f, gpu=gpu_name(view, r.gpu_id))
+            for r in view.verdict.rejected[:MAX_REJECTS]]
+
+
+def finding_lines(view: RecommendationView, f: Formatter) -> list[str]:
+    """Workload-level guidance plus the top option's own warnings, each once."""
+    findings = list(view.verdict.findings)
+    if view.verdict.options:
+        findings.extend(view.verdict.options[0].findings)
+    seen, lines = set(), []
+    for finding in findings:
+        if finding.outcome == "pass" or finding.code in seen:
+            continue
+        seen.add(finding.code)
+        extra = {"gpu": gpu_name(view, str(finding.numbers["gpu"]))} if "gpu" in finding.numbers else {}
+        lines.append(coded_text("finding", finding.code, finding.numbers, f, **extra))
+    return lines[:MAX_FINDINGS]

@@ -1,0 +1,100 @@
+"""Run the engine for a workload and build what the cards show: the recommendation, fit lines, buttons."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from bot.render import actions
+from bot.render.advice import RecommendationView, WhatIf
+from bot.render.cards import render_card
+from bot.render.filters import escape_mrkdwn
+from bot.render.views import FitLine
+from rules.types import Workload
+from rules.verdict import Verdict
+
+TRAINING_METHODS = ("qlora", "lora", "full")
+MAX_GPUS = 64
+
+
+def evaluate(workload: Workload, snapshot: Any, gpus: Any = None) -> Verdict:
+    from knowledge.rule_tables import load_rule_tables
+    from rules.verdict import evaluate as run
+
+    return run(workload, gpus=gpus if gpus is not None else snapshot.gpus, offers_by_gpu=snapshot.offers_by_gpu,
+               providers=snapshot.providers, tables=load_rule_tables())
+
+
+def model_label(verdict: Verdict) -> str:
+    workload = verdict.workload
+    if workload.model is not None:
+        return workload.model.name
+    params = verdict.assumptions.get("params_b")
+    if isinstance(params, (int, float)):
+        return f"{params:g}B"
+    return str(verdict.assumptions.get("model", "?"))
+
+
+def recommendation_reply(workload: Workload, *, snapshot: Any, lang: str, question: str,
+                         ignored: tuple[str, ...], ask: Any, extra_sections: tuple[str, ...] = ()) -> Any:
+    from bot.answer import reply_from
+
+    verdict = evaluate(workload, snapshot)
+    state = actions.make_state("advise", workload)
+    view = RecommendationView(
+        verdict=verdict, gpus=snapshot.gpus, providers=snapshot.providers, model_label=model_label(verdict),
+        method=str(verdict.assumptions.get("method", workload.method or "lora")),
+        prices_at=snapshot.prices_as_of() if hasattr(snapshot, "prices_as_of") else None,
+        question=question, ignored=tuple(ignored), buttons=what_if_buttons(verdict, state),
+        extra_sections=extra_sections,
+    )
+    return reply_from(render_card("recommendation", view, lang), ask=ask, state=state)
+
+
+def what_if_buttons(verdict: Verdict, state: dict[str, Any]) -> tuple[WhatIf, ...]:
+    """QLoRA/LoRA/full, more/fewer GPUs, spot or on-demand, compare top two, share — each with its state."""
+    method = str(verdict.assumptions.get("method", ""))
+    buttons: list[WhatIf] = []
+    if method in TRAINING_METHODS:
+        for other in TRAINING_METHODS:
+            if other != method:
+                buttons.append(WhatIf(f"whatif.method.{other}", f"btn.{other}",
+                                      actions.with_workload(state, method=other)))
+    top = verdict.options[0] if verdict.options else None
+    count = top.count if top else int(verdict.assumptions.get("gpus", 1) or 1)
+    if count < MAX_GPUS:
+        buttons.append(WhatIf("whatif.gpus.more", "btn.more", actions.with_workload(state, gpus=min(count * 2, MAX_GPUS))))
+    if count > 1:
+        buttons.append(WhatIf("whatif.gpus.fewer", "btn.fewer", actions.with_workload(state, gpus=max(count // 2, 1))))
+    if verdict.workload.spot:
+        buttons.append(WhatIf("whatif.ondemand", "btn.on_demand", actions.with_workload(state, spot=False)))
+    else:
+        buttons.append(WhatIf("whatif.spot", "btn.spot", actions.with_workload(state, spot=True)))
+    if len(verdict.options) >= 2:
+        pair = [verdict.options[0].gpu_id, verdict.options[1].gpu_id]
+        buttons.append(WhatIf("compare.top2", "btn.compare_top2", {**state, "i": "compare", "g": pair}))
+    buttons.append(WhatIf("share", "btn.share", state))
+    return tuple(buttons)
+
+
+def fit_lines_for(workload: Workload, gpu_ids: tuple[str, ...], snapshot: Any) -> tuple[str, tuple[FitLine, ...]]:
+    """Per compared GPU: the engine's plan pinned to that GPU, or its reason; plus a workload summary."""
+    lines, summary = [], ""
+    for gpu_id in gpu_ids:
+        verdict = evaluate(replace(workload, gpu=gpu_id), snapshot, {gpu_id: snapshot.gpus[gpu_id]})
+        method = str(verdict.assumptions.get("method", ""))
+        summary = f"{model_label(verdict)} · {method}"
+        name = snapshot.gpus[gpu_id].name
+        option = next((o for o in verdict.options if o.gpu_id == gpu_id), None)
+        if option is not None:
+            lines.append(FitLine(name, option.count, option.memory.per_gpu_gib, option.hours, option.cost_usd))
+            continue
+        rejection = next((r for r in verdict.rejected if r.gpu_id == gpu_id), None)
+        lines.append(FitLine(name, reason_code=rejection.code if rejection else "other",
+                             reason_numbers=dict(rejection.numbers) if rejection else {}))
+    return summary, tuple(lines)
+
+
+def knowledge_section(entry: Any) -> str:
+    """A knowledge answer shown on top of a recommendation (escaped here: it becomes mrkdwn as is)."""
+    return f"*{escape_mrkdwn(entry.title, 200)}*\n{escape_mrkdwn(entry.text, 2700)}"

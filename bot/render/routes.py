@@ -1,0 +1,256 @@
+"""Routing for `bot.answer`: an Ask (or a button's state) to the right card, through the engine or the KB."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from bot.render import actions
+from bot.render.actions import BadState
+from bot.render.cards import render_card
+from bot.render.views import (
+    Choice, ClarifyView, ComparisonView, KnowledgeView, PriceView, SpecsView, gpu_column, provider_prices,
+)
+from rules.types import Workload
+
+log = logging.getLogger(__name__)
+
+SIZE_CHOICES = ("7", "13", "34", "70")
+WORKLOAD_FIELDS = ("model", "params_b", "method", "precision", "framework", "optimizer", "seq_len", "batch_size",
+                   "gpu_count", "deadline_hours", "dataset_tokens", "samples", "epochs", "spot", "objective",
+                   "sharding", "grad_checkpointing", "lora_rank", "resolution", "offload")
+
+
+def route_ask(ask: Any, *, snapshot: Any, language: str, now: datetime,
+              previous: Mapping[str, Any] | None) -> Any:
+    """The card for a parsed request in `language`, refining `previous` (a thread's state) when given."""
+    from bot.answer import help_reply
+
+    lang, text = language, ask.text
+    intent = ask.intent
+    if previous and intent in ("advise", "help", "explain") and _has_workload(ask):
+        intent = "explain" if intent == "explain" else "advise"
+    if intent in ("compare", "price", "specs"):
+        return _catalog_intent(ask, intent, snapshot=snapshot, lang=lang, now=now)
+    if intent == "explain":
+        return _explain(ask, snapshot=snapshot, lang=lang, now=now, previous=previous)
+    if intent == "advise" and (_has_workload(ask) or previous):
+        return _advise(ask, snapshot=snapshot, lang=lang, now=now, previous=previous)
+    return help_reply(lang, ask.text if text.strip() else "", ask)
+
+
+def _has_workload(ask: Any) -> bool:
+    return any(getattr(ask, name, None) not in (None, ()) for name in WORKLOAD_FIELDS) or any(
+        g.status == "found" for g in ask.gpus)
+
+
+def _workload(ask: Any, snapshot: Any, previous: Mapping[str, Any] | None) -> Workload:
+    """The ask's workload laid over the previous request's (a thread follow-up refines it)."""
+    from bot.parse import ask_to_workload
+
+    current = ask_to_workload(ask, snapshot)
+    base = _previous_workload(previous, snapshot)
+    if base is None:
+        return current
+    given = actions.workload_state(current)
+    merged = {**actions.workload_state(base), **given}
+    if "model" in given and "params_b" not in given:
+        merged.pop("params_b", None)  # a newly named model brings its own size
+    return actions.workload_from_state(merged, snapshot.models)
+
+
+def _previous_workload(previous: Mapping[str, Any] | None, snapshot: Any) -> Workload | None:
+    if not previous:
+        return None
+    if isinstance(previous.get("w"), Mapping):
+        return actions.workload_from_state(previous["w"], snapshot.models)
+    if isinstance(previous.get("state"), Mapping):
+        return _previous_workload(previous["state"], snapshot)
+    if isinstance(previous.get("text"), str):  # the Slack helper's thread record: re-read the earlier text
+        from bot.parse import ask_to_workload, parse
+
+        return ask_to_workload(parse(previous["text"], snapshot=snapshot), snapshot)
+    return None
+
+
+def _clarification(ask: Any, state: Mapping[str, Any], snapshot: Any, lang: str) -> Any | None:
+    """A clarification card when the ask cannot be answered as is, else None."""
+    from bot.answer import reply_from
+
+    for kind, detail in ask.clarifications:
+        if kind == "gpu_ambiguous":
+            mention = next((g for g in ask.gpus if g.status == "ambiguous"), None)
+            ids = mention.candidates if mention else ()
+            choices = tuple(Choice(snapshot.gpus[i].name, i) for i in ids if i in snapshot.gpus)
+        elif kind == "gpu_unknown":
+            mention = next((g for g in ask.gpus if g.status == "none"), None)
+            ids = mention.candidates if mention else ()
+            choices = tuple(Choice(snapshot.gpus[i].name, i) for i in ids if i in snapshot.gpus)
+        elif kind == "model_size_missing":
+            choices = tuple(Choice(f"{size}B", size) for size in SIZE_CHOICES)
+        elif kind in ("model_ambiguous", "compare_needs_two"):
+            choices = ()
+        else:
+            continue
+        view = ClarifyView(kind, detail, choices, state, ask.text)  # type: ignore[arg-type]
+        return reply_from(render_card("clarification", view, lang), ask=ask, state=state)
+    return None
+
+
+def _catalog_intent(ask: Any, intent: str, *, snapshot: Any, lang: str, now: datetime) -> Any:
+    from bot.answer import reply_from
+
+    found = tuple(dict.fromkeys(g.gpu_id for g in ask.gpus if g.status == "found" and g.gpu_id))
+    workload = _workload(ask, snapshot, None) if _has_model(ask) else Workload()
+    state = actions.make_state(intent, workload, gpus=found)
+    clarify = _clarification(ask, state, snapshot, lang)
+    if clarify is not None:
+        return clarify
+    if intent == "compare" and len(found) < 2:
+        view = ClarifyView("compare_needs_two", None, (), state, ask.text)
+        return reply_from(render_card("clarification", view, lang), ask=ask, state=state)
+    if not found:
+        return _unknown_gpu(ask, state, lang)
+    if intent == "compare":
+        return reply_from(render_card("comparison", comparison_view(found, workload if _has_model(ask) else None,
+                                                                    snapshot, ask.text), lang), ask=ask, state=state)
+    kind, view = _single_gpu_view(intent, found[0], snapshot, ask.text)
+    return reply_from(render_card(kind, view, lang), ask=ask, state=state)
+
+
+def _has_model(ask: Any) -> bool:
+    return ask.model is not None or ask.params_b is not None or ask.method is not None
+
+
+def _unknown_gpu(ask: Any, state: Mapping[str, Any], lang: str) -> Any:
+    from bot.answer import reply_from
+
+    query = next((g.query for g in ask.gpus), None) or ask.text
+    view = ClarifyView("gpu_unknown", query, (), state, ask.text)
+    return reply_from(render_card("clarification", view, lang), ask=ask, state=state)
+
+
+def _single_gpu_view(intent: str, gpu_id: str, snapshot: Any, question: str) -> tuple[str, Any]:
+    prices_at = snapshot.prices_as_of() if hasattr(snapshot, "prices_as_of") else None
+    if intent == "price":
+        return "price", PriceView(snapshot.gpus[gpu_id], provider_prices(snapshot, gpu_id), prices_at, question)
+    return "specs", SpecsView(gpu_column(snapshot, gpu_id), prices_at, question)
+
+
+def comparison_view(gpu_ids: tuple[str, ...], workload: Workload | None, snapshot: Any,
+                    question: str) -> ComparisonView:
+    from bot.render.advice_build import fit_lines_for
+
+    prices_at = snapshot.prices_as_of() if hasattr(snapshot, "prices_as_of") else None
+    columns = tuple(gpu_column(snapshot, g) for g in gpu_ids[:4])
+    if workload is None:
+        return ComparisonView(columns, prices_at, question)
+    summary, fit = fit_lines_for(workload, gpu_ids[:4], snapshot)
+    return ComparisonView(columns, prices_at, question, summary, fit)
+
+
+def _advise(ask: Any, *, snapshot: Any, lang: str, now: datetime, previous: Mapping[str, Any] | None,
+            extra_sections: tuple[str, ...] = ()) -> Any:
+    from bot.render.advice_build import recommendation_reply
+
+    workload = _workload(ask, snapshot, previous)
+    state = actions.make_state("advise", workload)
+    if not previous:
+        clarify = _clarification(ask, state, snapshot, lang)
+        if clarify is not None:
+            return clarify
+    return recommendation_reply(workload, snapshot=snapshot, lang=lang, question=ask.text, ignored=ask.ignored,
+                                ask=ask, extra_sections=extra_sections)
+
+
+def _explain(ask: Any, *, snapshot: Any, lang: str, now: datetime, previous: Mapping[str, Any] | None) -> Any:
+    from bot.answer import help_reply, reply_from
+    from bot.render.advice_build import knowledge_section
+    from knowledge.kb import match
+
+    try:
+        result = match(ask.text, language=lang, snapshot=snapshot)
+    except Exception:  # a broken knowledge base must not cost the user the rest of the answer
+        log.exception("knowledge base match failed; answering without it")
+        return _advise(ask, snapshot=snapshot, lang=lang, now=now, previous=previous) if _has_workload(ask) \
+            else help_reply(lang, ask.text, ask)
+    if result.status == "answer" and result.entry is not None and _has_model(ask):
+        return _advise(ask, snapshot=snapshot, lang=lang, now=now, previous=previous,
+                       extra_sections=(knowledge_section(result.entry),))
+    if result.status == "answer" and result.entry is not None:
+        e = result.entry
+        view = KnowledgeView(e.title, e.text, e.facts, e.sources, e.related, question=ask.text)
+        return reply_from(render_card("knowledge", view, lang), ask=ask)
+    if result.status == "choose" and result.alternatives:
+        related = tuple((o.entry_id, o.title) for o in result.alternatives)
+        view = KnowledgeView("", "", related=related, choose=True, question=ask.text)
+        return reply_from(render_card("knowledge", view, lang), ask=ask)
+    if _has_workload(ask):
+        return _advise(ask, snapshot=snapshot, lang=lang, now=now, previous=previous)
+    return help_reply(lang, ask.text, ask)
+
+
+def route_action(kind: str, value: Mapping[str, Any], *, snapshot: Any, language: str, now: datetime) -> Any:
+    """A button press: every value carries the state to answer (see bot.render.actions)."""
+    from bot.answer import reply_from
+    from bot.render.advice_build import recommendation_reply
+
+    if kind in ("price.show", "specs.show"):
+        gpu_id = value.get("gpu")
+        if gpu_id not in snapshot.gpus:
+            raise BadState("unknown GPU")
+        card_kind, view = _single_gpu_view(kind.split(".")[0], gpu_id, snapshot, "")
+        return reply_from(render_card(card_kind, view, language))
+    if kind == "kb.open":
+        return _open_entry(value, snapshot, language)
+    state = dict(value.get("state") or value)
+    if kind in ("gpu.pick", "model.pick", "model.size"):
+        state = _apply_pick(kind, value.get("pick"), state, snapshot)
+    workload = actions.workload_from_state(state.get("w") or {}, snapshot.models)
+    intent = state.get("i", "advise")
+    if kind == "compare.top2" or intent == "compare":
+        gpus = tuple(g for g in state.get("g") or () if g in snapshot.gpus)
+        if len(gpus) < 2:
+            raise BadState("compare needs two known GPUs")
+        has_workload = bool(state.get("w"))
+        view = comparison_view(gpus, workload if has_workload else None, snapshot, "")
+        return reply_from(render_card("comparison", view, language), state=state)
+    if intent in ("price", "specs") and workload.gpu in snapshot.gpus:
+        card_kind, view = _single_gpu_view(intent, workload.gpu, snapshot, "")
+        return reply_from(render_card(card_kind, view, language), state=state)
+    return recommendation_reply(workload, snapshot=snapshot, lang=language, question="", ignored=(), ask=None)
+
+
+def _apply_pick(kind: str, pick: Any, state: dict[str, Any], snapshot: Any) -> dict[str, Any]:
+    if not isinstance(pick, str):
+        raise BadState("pick is not a string")
+    if kind == "gpu.pick":
+        if pick not in snapshot.gpus:
+            raise BadState("unknown GPU")
+        gpus = [g for g in state.get("g") or [] if g != pick]
+        if state.get("i") == "compare":
+            return {**state, "g": [*gpus, pick][:4]}
+        return actions.with_workload(state, gpu=pick)
+    if kind == "model.pick":
+        if pick not in snapshot.models:
+            raise BadState("unknown model")
+        return actions.with_workload(state, model=pick, params_b=None)
+    try:
+        size = float(pick)
+    except ValueError as error:
+        raise BadState("size is not a number") from error
+    return actions.with_workload(state, params_b=size)
+
+
+def _open_entry(value: Mapping[str, Any], snapshot: Any, language: str) -> Any:
+    from bot.answer import reply_from
+    from knowledge.kb import find_entry
+
+    entry_id = value.get("id")
+    entry = find_entry(entry_id, language, snapshot) if isinstance(entry_id, str) else None
+    if entry is None:
+        raise BadState("unknown knowledge entry")
+    view = KnowledgeView(entry.title, entry.text, entry.facts, entry.sources, entry.related)
+    return reply_from(render_card("knowledge", view, language))
