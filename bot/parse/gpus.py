@@ -50,7 +50,7 @@ def _patterns(vocab_id: int, counts: tuple[str, ...], units: tuple[str, ...]) ->
         "gpu": re.compile(
             rf"(?:(?<=\dx)|(?<![a-z0-9]))(?:{_INSTANCE}|{_VENDOR}(?:{name}))s?(?![a-z0-9])"
         ),
-        "before": re.compile(rf"(?<![a-z0-9.,])({number})\s?(?:x|\*|{unit})?\s?(?:of\s|de\s|の)?$"),
+        "before": re.compile(rf"(?<![a-z0-9.])(?<!\d,)({number})\s?(?:x|\*|{unit})?\s?(?:of\s|de\s|の)?$"),
         "after": re.compile(
             rf"^\s?(?:を|が|は|을|를|이|가|로|으로)?\s?(?:(?:x|\*)\s?(\d{{1,4}})(?![0-9])|({number})\s?(?:{unit}))"
         ),

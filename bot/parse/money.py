@@ -36,10 +36,10 @@ def _patterns(vocab_id: int, symbols: tuple[str, ...]) -> tuple[re.Pattern[str],
     prefix_syms = [s for s in symbols if s in ("$", "us$", "€", "£", "¥", "₩", "rmb", "usd", "eur", "cny", "krw", "jpy", "gbp")]
     amount = rf"(?P<num>{NUMBER})(?:\s?(?:-|~|–|to|至|到|bis|à|a)\s?(?P<num2>{NUMBER}))?\s?(?P<mult>{_MONEY_MULT})?"
     prefixed = rf"(?<![a-z0-9])(?P<sym>{phrase_regex(prefix_syms)})\s?{amount}(?![a-z0-9])"
-    suffixed = rf"(?<![0-9.,a-z$€£¥₩]){amount}\s?(?P<sym>{phrase_regex(list(symbols))})(?!(?:rtx|gtx)?[a-z]{{0,2}}\d)"
+    suffixed = rf"(?<![0-9.a-z$€£¥₩])(?<!\d,){amount}\s?(?P<sym>{phrase_regex(list(symbols))})(?!(?:rtx|gtx)?[a-z]{{0,2}}\d)"
     gap = r"\s?(?:is|of|about|around|up to|max|:|：|=|是|为|為|约|約|大概|大约|在|는|은|は|が|khoảng|tầm|de|von|env\.?|~|≈)?\s?"
     budget_first = rf"(?:{_BUDGET_WORDS}){gap}(?<![a-z]){amount}(?![0-9a-z])"
-    budget_last = rf"(?<![0-9.,a-z]){amount}\s?(?:左右|以内|以下|上下|ぐらい|くらい|정도|정도의)?\s?(?:的|の)?\s?(?:{_BUDGET_WORDS})"
+    budget_last = rf"(?<![0-9.a-z])(?<!\d,){amount}\s?(?:左右|以内|以下|上下|ぐらい|くらい|정도|정도의)?\s?(?:的|の)?\s?(?:{_BUDGET_WORDS})"
     return tuple(re.compile(p) for p in (prefixed, suffixed, budget_first, budget_last))
 
 
@@ -100,5 +100,5 @@ def _is_per_hour(text: str, start: int, end: int, vocabulary: Vocabulary) -> boo
     after = text[end : end + 16].lstrip()
     if any(after.startswith(p) for p in vocabulary.per_hour):
         return True
-    before = text[max(0, start - 12) : start].rstrip()
-    return any(before.endswith(p) for p in _PER_HOUR_BEFORE)
+    before = text[max(0, start - 12) : start]
+    return any(p in before for p in _PER_HOUR_BEFORE)

@@ -63,11 +63,11 @@ def _patterns(vocab_id: int, units: tuple[str, ...], epochs: tuple[str, ...]) ->
             r"|(?:resolution|分辨率|解像度|해상도)\s?[=:：]?\s?(\d{3,4})"
         ),
         "tokens": re.compile(
-            rf"(?<![0-9.])({NUMBER})\s?({MULTIPLIER_RE})?(?![a-z])\s?"
+            rf"(?<![0-9.])({NUMBER})\s?({MULTIPLIER_RE})?\s?"
             r"(?:tokens?|tok(?![a-z])|词元|個?个?token|토큰|トークン)"
         ),
         "samples": re.compile(
-            rf"(?<![0-9.])({NUMBER})\s?({MULTIPLIER_RE})?(?![a-z])\s?(?:{phrase_regex(list(units))})"
+            rf"(?<![0-9.])({NUMBER})\s?({MULTIPLIER_RE})?\s?(?:{phrase_regex(list(units))})"
         ),
         "length": re.compile(r"^.{0,30}?(?:x|\*|of|each|avg|average|平均|每条|각)\s?(\d{2,6})(?![0-9])"),
         "epochs": re.compile(
