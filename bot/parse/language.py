@@ -35,8 +35,10 @@ def detect_language(text: str, vocabulary: Vocabulary) -> str:
 
 
 def chinese_script(han: list[str], vocabulary: Vocabulary) -> str:
-    """zh-Hant when traditional-only characters outnumber simplified-only ones."""
+    """zh-Hant when traditional-only characters outnumber simplified-only ones; ja for 枚/円 alone."""
     simplified = sum(1 for ch in han if ch in vocabulary.simplified_chars)
+    if not simplified and any(ch in vocabulary.japanese_kanji for ch in han):
+        return "ja"
     traditional = sum(1 for ch in han if ch in vocabulary.traditional_chars)
     return "zh-Hant" if traditional > simplified else "zh-Hans"
 

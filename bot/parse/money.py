@@ -13,7 +13,10 @@ from bot.parse.vocabulary import Vocabulary, phrase_regex
 
 _MONEY_MULT = r"k|w|万|萬|만|千|천|mm|m|million|억|亿|億|triệu|nghìn"
 _BUDGET_WORDS = r"预算|預算|budget|예산|予算|presupuesto|ngân sách|kinh phí|经费|經費"
-_PER_HOUR_BEFORE = ("每小时", "每小時", "시간당", "時間あたり", "时租", "時租", "per hour", "hourly", "mỗi giờ")
+_PER_HOUR_BEFORE = (
+    "每小时", "每小時", "一小时", "1小时", "시간당", "時間あたり", "1時間", "一時間", "时租", "時租", "per hour", "hourly",
+    "mỗi giờ",
+)
 # Default currency for an amount written without one, by the language it was written in.
 DEFAULT_CURRENCY = {
     "en": "USD", "zh-Hans": "CNY", "zh-Hant": "CNY", "ko": "KRW", "ja": "JPY",

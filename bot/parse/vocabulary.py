@@ -97,6 +97,7 @@ class Vocabulary:
     stopwords: Mapping[str, frozenset[str]]
     simplified_chars: frozenset[str]
     traditional_chars: frozenset[str]
+    japanese_kanji: frozenset[str]  # kanji Chinese does not use in GPU talk ("8枚", "円")
     currency_symbols: Mapping[str, str]
     usd_per_unit: Mapping[str, Decimal]
     rates_as_of: str
@@ -243,6 +244,7 @@ def load_vocabulary() -> Vocabulary:
         stopwords=stopwords,
         simplified_chars=frozenset(to_trad),
         traditional_chars=frozenset(to_trad.values()),
+        japanese_kanji=frozenset(str(_read("ja").get("japanese_kanji", ""))),
         currency_symbols=symbols,
         usd_per_unit=usd,
         rates_as_of=as_of,
