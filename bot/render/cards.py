@@ -58,10 +58,11 @@ def render_terminal(card: Card) -> str:
 
 def _presenters(f: Formatter) -> dict[str, Any]:
     """Python helpers the templates call to build localized rows (strings only, never blocks)."""
-    from bot.render import advice, fits
+    from bot.render import advice, digest, fits
 
     return {
         "rec": advice,
+        "dg": digest,
         "comparison_table": rows.comparison_table,
         "detail_rows": rows.detail_rows,
         "price_table": rows.price_table,

@@ -1,0 +1,48 @@
+"""`gpu-advisor ask TEXT`: the whole pipeline (parse → engine → card) in a terminal, as Slack JSON, or a preview link."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+BLOCK_KIT_BUILDER = "https://app.slack.com/block-kit-builder/#"
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("ask", help="ask a question as you would in Slack; prints the answer card")
+    p.add_argument("text", help="the question, or - to read one question per line (JSON Lines out)")
+    p.add_argument("--lang", default=None, help="answer in this language (en, zh-Hans, ko, ja, es, de, fr, vi)")
+    p.add_argument("--json", action="store_true", help='print {"text", "blocks"} exactly as sent to Slack')
+    p.add_argument("--preview-url", action="store_true", help="print a Block Kit Builder link to see the card")
+    p.set_defaults(handler=cmd_ask)
+
+
+def preview_url(blocks: Any) -> str:
+    """A Block Kit Builder link showing `blocks` (the builder reads a URL-encoded {"blocks": [...]})."""
+    payload = json.dumps({"blocks": list(blocks)}, ensure_ascii=False, separators=(",", ":"))
+    return BLOCK_KIT_BUILDER + quote(payload, safe="")
+
+
+def cmd_ask(args: Any) -> int:
+    from bot.answer import answer
+    from bot.cli.context import open_context, queries
+
+    snapshot = open_context().snapshot()
+    lines = args.text == "-"
+    for text in queries(args.text):
+        reply = answer(text, snapshot=snapshot, lang=args.lang, now=datetime.now(UTC))
+        if args.json or lines:
+            out: dict[str, Any] = reply.message()
+            if lines:
+                out = {"question": text, "language": reply.language, "kind": reply.kind, **out}
+            if args.preview_url:
+                out["preview_url"] = preview_url(reply.blocks)
+            print(json.dumps(out, ensure_ascii=False, indent=None if lines else 1))
+        else:
+            sys.stdout.write(reply.terminal())
+            if args.preview_url:
+                print(preview_url(reply.blocks))
+    return 0

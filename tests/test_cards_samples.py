@@ -1,0 +1,139 @@
+"""Sample views for the golden cards (imported by test_cards_golden.py); a tiny self-check keeps it honest."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from bot.render.advice import RecommendationView, WhatIf
+from bot.render.samples import OBSERVED_AT, sample_catalog
+from bot.render.views import (
+    Choice, ClarifyView, ComparisonView, ErrorView, FitLine, HelpView, KnowledgeView, PriceView, SpecsView,
+    gpu_column, provider_prices,
+)
+from rules.types import Workload
+from rules.verdict import Finding, MemoryEstimate, Option, Rejection, Verdict
+
+NOW = datetime(2025, 6, 3, 9, 0, tzinfo=UTC)
+
+
+def _verdict(catalog: Any) -> Verdict:
+    offers = catalog.offers_by_gpu
+    memory = MemoryEstimate(30.4, 24.1, 36.9, {"weights": 7.1, "gradients": 0.0, "optimizer": 0.2, "adapters": 0.1,
+                                               "activations": 17.2, "logits": 4.3, "overhead": 1.5}, 1, "none", 0.0)
+    two = MemoryEstimate(19.8, 15.0, 24.2, {"weights": 7.1, "optimizer": 0.1, "activations": 9.1, "logits": 2.2,
+                                            "overhead": 1.3}, 2, "fsdp", 0.0)
+    options = (
+        Option("l40s-48gb", 1, 1, "none", (), memory, 11.6, Decimal("6.38"), offers["l40s-48gb"][0],
+               (Finding("fit.vram", "pass", {"needed_gib": 30.4, "has_gib": 48}),)),
+        Option("a100-sxm-80gb", 1, 1, "none", (), memory, 7.9, Decimal("8.69"), offers["a100-sxm-80gb"][0], ()),
+        Option("rtx-4090", 2, 1, "fsdp", ("checkpointing",), two, 15.2, Decimal("10.64"), offers["rtx-4090"][0],
+               (Finding("link.pcie", "warn", {"gpus": 2, "link": "PCIe 4.0"}),)),
+    )
+    rejected = (Rejection("v100-sxm2-16gb", "fit.vram", {"needed_gib": 30.4, "has_gib": 16, "max_gpus_tried": 1}),)
+    findings = (
+        Finding("model.typical_shape", "info", {"params_b": 13.0, "layers": 40, "hidden_size": 5120}),
+        Finding("spot.checkpoint", "warn", {"interval_min": 30, "rework_pct": 10, "where": "persistent_storage"}),
+        Finding("billing.per_second", "info", {"billing_increment_s": 60}),
+    )
+    assumptions = {"params_b": 13.0, "method": "qlora", "seq_len": 2048, "batch_size": 4, "recipe": "bf16",
+                   "grad_checkpointing": "full", "lora_rank": 16, "spot": True}
+    workload = Workload(params_b=13.0, method="qlora", spot=True, tokens=2e8)
+    return Verdict(workload, assumptions, ("seq_len", "batch_size", "recipe", "grad_checkpointing", "lora_rank"),
+                   memory, options, rejected, findings, "workstation")
+
+
+def _nothing_fits(catalog: Any) -> Verdict:
+    memory = MemoryEstimate(1180.0, 1100.0, 1290.0, {"weights": 130.4, "gradients": 130.4, "optimizer": 782.3,
+                                                     "activations": 120.0, "overhead": 17.0}, 1, "none", 0.0)
+    rejected = tuple(Rejection(g, "fit.vram", {"needed_gib": 1180.0, "has_gib": catalog.gpus[g].vram_gb})
+                     for g in ("gb200", "b300", "a100-sxm-80gb")) + (
+        Rejection("rtx-4090", "segment.consumer_multinode", {"needed_gib": 1180.0, "has_gib": 24}),)
+    return Verdict(Workload(params_b=70.0, method="full", gpus=1), {"params_b": 70.0, "method": "full", "gpus": 1},
+                   (), memory, (), rejected, (Finding("fit.none", "fail", {"gpus_tried": 8}),), "frontier")
+
+
+def _digest_view() -> dict[str, Any]:
+    series = ["1.39", "1.39", "1.35", None, "1.29", "1.25", "1.25", "1.10"]
+    return {
+        "gpus": [
+            {"id": "a100-sxm-80gb", "name": "A100 SXM (80GB)",
+             "changes": [
+                 {"provider": "lambda", "gpu_count": 8, "tier": "on-demand", "kind": "drop", "old_usd_per_hour": "11.12",
+                  "new_usd_per_hour": "8.80", "change_pct": -20.9},
+                 {"provider": "runpod", "gpu_count": 1, "tier": "spot", "kind": "new", "old_usd_per_hour": None,
+                  "new_usd_per_hour": "0.89", "change_pct": None},
+                 {"provider": "aws", "gpu_count": 8, "tier": "on-demand", "kind": "gone", "old_usd_per_hour": "32.77",
+                  "new_usd_per_hour": None, "change_pct": None}],
+             "cheapest_now": {"provider_name": "Lambda", "usd_per_gpu_hour": "1.10"},
+             "new_cheapest": {"provider_name": "Lambda", "usd_per_gpu_hour": "1.10"},
+             "old_cheapest": {"provider_name": "RunPod", "usd_per_gpu_hour": "1.39"},
+             "spot_spread_pct": 19.1, "series_30d": series, "prices_at": OBSERVED_AT.isoformat()},
+            {"id": "rtx-4090", "name": "GeForce RTX 4090",
+             "changes": [{"provider": "vastai", "gpu_count": 1, "tier": "on-demand", "kind": "rise",
+                          "old_usd_per_hour": "0.31", "new_usd_per_hour": "0.35", "change_pct": 12.9}],
+             "cheapest_now": {"provider_name": "Vast.ai", "usd_per_gpu_hour": "0.35"}, "new_cheapest": None,
+             "old_cheapest": None, "spot_spread_pct": None, "series_30d": [], "prices_at": OBSERVED_AT.isoformat()},
+        ],
+        "since": "2025-05-27T09:00:00+00:00", "prices_at": OBSERVED_AT.isoformat(), "threshold_pct": 5.0,
+        "threshold_usd_per_gpu_hour": 0.05, "suppressed": 1, "change_count": 4,
+        "sources": [{"source": "skypilot", "provider": "aws", "observed_at": "2025-05-30T08:00:00+00:00",
+                     "age_hours": 96.0, "failing": True, "error": "timeout"}],
+    }
+
+
+def card_samples() -> dict[str, tuple[str, Any, datetime]]:
+    """name → (card kind, view, now): every card kind, the guides' tables among them."""
+    c = sample_catalog()
+    col = lambda gpu_id: gpu_column(c, gpu_id)  # noqa: E731
+    state = {"v": 1, "i": "advise", "w": {"params_b": 13.0, "method": "qlora"}}
+    rec = RecommendationView(
+        _verdict(c), c.gpus, c.providers, "13B", "qlora", OBSERVED_AT, "fine-tune 13B with QLoRA on a budget",
+        ("asap",), (WhatIf("whatif.method.lora", "btn.lora", state), WhatIf("whatif.gpus.more", "btn.more", state),
+                    WhatIf("whatif.ondemand", "btn.on_demand", state), WhatIf("compare.top2", "btn.compare_top2", state),
+                    WhatIf("share", "btn.share", state)))
+    none = RecommendationView(_nothing_fits(c), c.gpus, c.providers, "70B", "full", OBSERVED_AT, "", (),
+                              (WhatIf("whatif.method.qlora", "btn.qlora", state), WhatIf("share", "btn.share", state)))
+    fit = (FitLine("A100 SXM (80GB)", 1, 30.4, 7.9, Decimal("8.69")),
+           FitLine("A100 SXM (40GB)", reason_code="fit.vram", reason_numbers={"needed_gib": 42.3, "has_gib": 40}))
+    kb = KnowledgeView(
+        "Can NVLink pool two cards' memory?",
+        "No. An NVLink bridge speeds up traffic between two GPUs, but each GPU still sees only its own memory.",
+        (("RTX 4090 NVLink", "no"), ("H100 SXM NVLink", "900 GB/s")),
+        (("NVIDIA NVLink", "https://www.nvidia.com/en-us/data-center/nvlink/"),),
+        (("interconnect.pcie", "PCIe vs NVLink"), ("sharding.fsdp", "What does FSDP shard?")), question="nvlink 96gb?")
+    return {
+        "comparison-guide002": ("comparison", ComparisonView((col("a100-sxm-80gb"), col("l40s-48gb"),
+                                                              col("a100-sxm-40gb")), OBSERVED_AT), NOW),
+        "comparison-guide000": ("comparison", ComparisonView((col("gb200"), col("b300"), col("mi350x")),
+                                                             OBSERVED_AT), NOW),
+        "comparison-fit": ("comparison", ComparisonView((col("a100-sxm-80gb"), col("a100-sxm-40gb")), OBSERVED_AT,
+                                                        "compare a100 80 vs 40 for 13B QLoRA", "13B · QLoRA", fit), NOW),
+        "specs-l40s": ("specs", SpecsView(col("l40s-48gb"), OBSERVED_AT, "specs L40S"), NOW),
+        "specs-v100": ("specs", SpecsView(col("v100-sxm2-16gb"), OBSERVED_AT), NOW),
+        "price-a100": ("price", PriceView(c.gpus["a100-sxm-80gb"], provider_prices(c, "a100-sxm-80gb"), OBSERVED_AT),
+                       NOW),
+        "price-none": ("price", PriceView(c.gpus["gb200"], (), OBSERVED_AT), NOW),
+        "clarify-gpu": ("clarification", ClarifyView("gpu_ambiguous", "a100", (Choice("A100 SXM (80GB)", "a100-sxm-80gb"),
+                        Choice("A100 SXM (40GB)", "a100-sxm-40gb")), state, "lora on a100"), NOW),
+        "clarify-size": ("clarification", ClarifyView("model_size_missing", None, tuple(
+            Choice(f"{s}B", s) for s in ("7", "13", "70")), state), NOW),
+        "clarify-unknown": ("clarification", ClarifyView("gpu_unknown", "rtx 9999", (), state), NOW),
+        "clarify-compare": ("clarification", ClarifyView("compare_needs_two", None, (), state), NOW),
+        "help": ("help", HelpView(), NOW),
+        "error": ("error", ErrorView("generic", "1a2b3c4d"), NOW),
+        "error-expired": ("error", ErrorView("expired"), NOW),
+        "knowledge": ("knowledge", kb, NOW),
+        "knowledge-choose": ("knowledge", KnowledgeView("", "", related=kb.related, choose=True), NOW),
+        "recommendation": ("recommendation", rec, NOW),
+        "recommendation-none": ("recommendation", none, NOW),
+        "digest": ("digest", _digest_view(), NOW),
+        "digest-empty": ("digest", {**_digest_view(), "gpus": [], "change_count": 0, "sources": []}, NOW),
+    }
+
+
+def test_samples_cover_every_card_kind() -> None:
+    from bot.render.cards import KINDS
+
+    assert {kind for kind, _, _ in card_samples().values()} == set(KINDS)
