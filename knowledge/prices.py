@@ -126,7 +126,7 @@ def read_skypilot(path: Path, provider_id: str, index: object, unmapped: Counter
             count = _count(row.get("AcceleratorCount"), where)
             instance = (row.get("InstanceType") or "").strip()
             match = resolve_cloud_accelerator(
-                index, name, memory_gib=_memory_gib(row.get("GpuInfo"), count), instance_type=instance or None
+                index, name, memory_gib=_memory_gib(row.get("GpuInfo"), count), instance_type=instance or None, gpu_count=count
             )
             if match.status != "found" or match.gpu_id is None:
                 unmapped[name] += 1
