@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from rules.memory import GIB, estimate_parts, to_estimate
-from rules.setup import resolve_setup
+from rules.setup import Setup, resolve_setup
 from rules.shapes import Shape
 from rules.types import Workload
 
 HOLDOUT_MODULUS = 3  # a case is held out when sha256(id) % 3 == 0 (never tuned on)
+# Setup fields a case may pin because its source states them (e.g. torch.compile on -> fused kernels).
+SETUP_OVERRIDES = ("logits", "kernels")
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +26,7 @@ class CaseResult:
     case_id: str
     source: str  # short source family: torchtune, peft, qwen, llamafactory, unsloth, qlora
     kind: str  # measured, fit_limit, claim_upper_bound
+    method: str  # full, lora, qlora (as the engine ran it)
     held_out: bool
     measured_gib: float
     predicted_gib: float
@@ -91,18 +95,35 @@ def evaluate_case(case: Mapping[str, Any], settings: Mapping[str, Any], shape: S
         sharding=settings.get("sharding"), offload=settings.get("offload"),
     )
     setup = resolve_setup(workload, method=settings["method"], gpus=settings["gpus"])
-    if "logits" in settings:
-        setup = replace(setup, logits=settings["logits"])
+    overrides = {key: settings[key] for key in SETUP_OVERRIDES if key in settings}
+    setup = replace(setup, **overrides)
+    predicted, low, high = _level_and_band(shape, setup, settings)
+    for alternative in alternatives(settings):
+        _, alt_low, alt_high = _level_and_band(shape, replace(setup, **alternative), settings)
+        low, high = min(low, alt_low), max(high, alt_high)
+    return CaseResult(
+        case_id=case["id"], source=source_family(case["id"]), kind=case["kind"], method=setup.method,
+        held_out=is_held_out(case["id"]), measured_gib=measured_gib(case), predicted_gib=predicted,
+        low_gib=low, high_gib=high,
+    )
+
+
+def _level_and_band(shape: Shape, setup: Setup, settings: Mapping[str, Any]) -> tuple[float, float, float]:
+    """Prediction at the memory level the source reports, with the band moved to that level."""
     parts = estimate_parts(shape, setup, device_gib=settings.get("device_gib"))
     estimate = to_estimate(parts, setup)
     basis = settings["basis"]
     level = {"allocated": parts.allocated_peak, "reserved": parts.reserved_peak}.get(basis, parts.device_peak)
     shift = level - parts.device_peak  # the band moves with the reported level
-    return CaseResult(
-        case_id=case["id"], source=source_family(case["id"]), kind=case["kind"],
-        held_out=is_held_out(case["id"]), measured_gib=measured_gib(case), predicted_gib=level,
-        low_gib=estimate.low_gib + shift, high_gib=estimate.high_gib + shift,
-    )
+    return level, estimate.low_gib + shift, estimate.high_gib + shift
+
+
+def alternatives(settings: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every combination of the values a source left open (`unknown`: {setup field: [values]})."""
+    unknown = settings.get("unknown", {})
+    names = sorted(unknown)
+    return [dict(zip(names, combo, strict=True))
+            for combo in itertools.product(*(unknown[name] for name in names))] if names else []
 
 
 def evaluate_cases(
@@ -135,6 +156,10 @@ def summaries(results: Sequence[CaseResult]) -> list[Summary]:
     out = [summarise("all", results),
            summarise("tuned", (r for r in results if not r.held_out)),
            summarise("held-out", (r for r in results if r.held_out))]
+    for method in sorted({r.method for r in results}):
+        out.append(summarise(f"method:{method}", (r for r in results if r.method == method)))
+        out.append(summarise(f"method:{method}:held-out",
+                             (r for r in results if r.method == method and r.held_out)))
     for source in sorted({r.source for r in results}):
         out.append(summarise(f"source:{source}", (r for r in results if r.source == source)))
         out.append(summarise(f"source:{source}:held-out",

@@ -39,19 +39,22 @@ class FrameworkDefaults:
 
 
 FRAMEWORK_DEFAULTS: dict[str, FrameworkDefaults] = {
-    "hf": FrameworkDefaults("mixed", "adamw", "adamw", "none", "eager", "full", 8, ("q", "v"),
+    "hf": FrameworkDefaults("mixed", "adamw", "adamw", "none", "eager", "fp32_upcast", 8, ("q", "v"),
                             4, 0, True, "ddp", "lora"),
     "torchtune": FrameworkDefaults("bf16_in_backward", "paged_adamw8bit", "adamw", "full", "eager",
                                    "chunked", 8, ("q", "v", "o", "gate", "up", "down"), 2, 0, False,
                                    "fsdp", "lora"),
-    "unsloth": FrameworkDefaults("bf16", "adamw8bit", "adamw8bit", "offloaded", "fused", "fused",
+    "unsloth": FrameworkDefaults("bf16", "adamw8bit", "adamw8bit", "offloaded", "fused", "cce",
                                  16, ALL_LINEAR, 2, 0, True, "ddp", "qlora"),
-    "axolotl": FrameworkDefaults("mixed", "adamw", "adamw", "full", "eager", "full", 8, ALL_LINEAR,
+    "axolotl": FrameworkDefaults("mixed", "adamw", "adamw", "full", "eager", "fp32_upcast", 8, ALL_LINEAR,
                                  4, 0, True, "fsdp", "lora"),
-    "llamafactory": FrameworkDefaults("mixed", "adamw", "adamw", "full", "eager", "full", 8,
+    "llamafactory": FrameworkDefaults("mixed", "adamw", "adamw", "full", "eager", "fp32_upcast", 8,
                                       ALL_LINEAR, 4, 0, True, "zero2", "lora"),
-    "deepspeed": FrameworkDefaults("mixed", "adamw", "adamw", "full", "eager", "full", 8, ("q", "v"),
-                                   4, 2, True, "zero2", "full"),
+    # DeepSpeed bf16 ZeRO keeps the bf16 model (2) and bf16 grads (2) besides the fp32 master (4),
+    # fp32 grad partition (4) and Adam (8): 20 B/param (ZeRO paper §3 counts 2+2+12 = 16 for fp16
+    # plus the fp32 gradient buffer DeepSpeed's bf16_optimizer keeps), i.e. 4 more than HF AMP.
+    "deepspeed": FrameworkDefaults("mixed", "adamw", "adamw", "full", "eager", "fp32_upcast", 8, ("q", "v"),
+                                   4, 4, True, "zero2", "full"),
     "megatron": FrameworkDefaults("mixed", "adamw", "adamw", "selective", "fused", "fused", 8,
                                   ("q", "v"), 2, 2, True, "zero1", "pretrain"),
 }

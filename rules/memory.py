@@ -28,7 +28,17 @@ RESERVE_FRACTION = 0.08
 # README shows 17.1 GiB saved by chunked CE on Llama 3.2 3B at b=2, s=4096 (1.05e9 logits).
 # Model code that computes the loss on bf16 logits (no upcast, e.g. Qwen-1 remote code) keeps
 # bf16 logits (2) + bf16 log-softmax (2) and their gradients (2 + 2) = 8.
-LOGIT_BYTES = {"full": 18.0, "bf16": 8.0, "chunked": 4.0, "fused": 0.5}
+# torchtune's chunked CE (CEWithChunkedOutputLoss, 8 chunks) still materialises every bf16 logit
+# (2) but upcasts and differentiates one chunk at a time ((4 + 4) / 8 = 1): 3.
+# Unsloth's 2023-24 Triton CE kernel reads bf16 logits (2) and writes the gradient in place.
+# Cut cross-entropy (Wijmans et al. 2024, arXiv 2411.09009; Unsloth since Nov 2024) never
+# materialises the logits: only a per-token log-sum-exp, negligible per vocabulary entry.
+# "fused" = a fused linear + CE that keeps roughly a quarter of the bf16 logits (Liger-style chunks).
+# Hugging Face models (transformers < 4.45 upcast the whole logits to fp32 in forward): at the
+# start of backward the fp32 log-softmax kept for backward (4), its incoming gradient (4) and the
+# gradient it produces (4) coexist = 12; the shifted fp32 copy made in forward is gone by then.
+LOGIT_BYTES = {"full": 18.0, "fp32_upcast": 12.0, "bf16": 8.0, "chunked": 3.0, "bf16_inplace": 2.0,
+               "fused": 0.5, "cce": 0.0}
 # With checkpointing, backward recomputes one block and holds its activations plus their
 # gradients at once: about two blocks' worth of saved tensors.
 BACKWARD_WORKING_LAYERS = 2.0
@@ -38,14 +48,23 @@ KBIT_UPCAST_FRAMEWORKS = ("hf", "axolotl", "llamafactory", "deepspeed")
 # NF4 with double quantisation: 4 bits + 8-bit absmax per 64 + fp32 per 256 absmax blocks
 # (Dettmers et al. 2023, QLoRA §3); GPTQ int4 with group 128 is within 1 %.
 NF4_BYTES = 0.5 + 1 / 64 + 4 / (64 * 256)
+# torchtune builds a QLoRA model on the GPU: every linear is created in bf16 and converted with
+# torchao's to_nf4 one by one. The freed bf16 blocks are split by the smaller NF4 allocations, so
+# the caching allocator's *reserved* memory after init exceeds the NF4 weights by about 0.4x the
+# bf16 size of the quantised linears. Source: torchtune docs/source/tutorials/qlora_finetune.rst
+# (Llama-2-7B: "Peak memory reserved, model init" 9.13 GB for QLoRA; NF4 weights + bf16 embeddings
+# and head are 3.9 GB, the bf16 linears 12.96 GB: (9.13 - 3.9) / 12.96 = 0.40). The training-peak
+# rows of that table are *not* used for this constant. Single device only (FSDP loads shards).
+QUANTISE_ON_INIT_FRAGMENT = 0.40
+QUANTISE_ON_INIT_FRAMEWORKS = ("torchtune",)
 # Relative uncertainty of each part (low, high): states are exact to a few %, activations depend
 # on kernels and library versions, logits on how the loss upcasts (8-18 B per logit element).
 DYNAMIC_BAND = (0.30, 0.40)
 LOGIT_BAND = (0.55, 0.10)
 STATE_BAND = (0.04, 0.06)
-# Whatever the parts say, a measured peak differs from the expected one by what the tool
-# measures (allocated vs reserved vs nvidia-smi) and loading transients: at least this much.
-TOTAL_BAND = (0.15, 0.15)
+# No blanket band: the band is the sum of the part-wise uncertainties above. What a source or a
+# user did not state (checkpointing, batch, sequence length, model shape) widens it by evaluating
+# the alternatives (rules/calibration.py `unknown`; `widen` for an assumed model shape).
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +191,15 @@ def _adapter_states(shape: Shape, setup: Setup) -> _States:
     )
 
 
+def init_reserved_bytes(shape: Shape, setup: Setup) -> float:
+    """Allocator reserve left by quantising bf16 linears on the GPU at model init (0 elsewhere)."""
+    if (setup.weight_format != "nf4" or setup.gpus > 1
+            or setup.framework not in QUANTISE_ON_INIT_FRAMEWORKS):
+        return 0.0
+    nf4 = frozen_weight_bytes(shape, "nf4", setup.framework)
+    return nf4 + QUANTISE_ON_INIT_FRAGMENT * shape.linear_params * 2.0
+
+
 def _layer_weight_bytes(shape: Shape, setup: Setup) -> float:
     """One block's weights as gathered by ZeRO-3/FSDP (in their storage format)."""
     linear = shape.linear_params / max(shape.layers, 1)
@@ -230,6 +258,7 @@ def estimate_parts(shape: Shape, setup: Setup, *, device_gib: float | None = Non
     shown_grads = grads if setup.grads_persist or grads >= dynamic else 0.0
     shown_dynamic = 1.0 if setup.grads_persist or dynamic > grads else 0.0
     allocated = static + states.optimizer + in_flight
+    reserve = max(RESERVE_FRACTION * in_flight, init_reserved_bytes(shape, setup) - allocated)
     return MemoryParts(
         weights=states.weights / GIB,
         gradients=shown_grads / GIB,
@@ -238,7 +267,7 @@ def estimate_parts(shape: Shape, setup: Setup, *, device_gib: float | None = Non
         activations=acts * shown_dynamic / GIB,
         logits=logits * shown_dynamic / GIB,
         context=CUDA_CONTEXT_GIB,
-        reserve=RESERVE_FRACTION * in_flight / GIB,
+        reserve=reserve / GIB,
         cpu_offload=states.cpu / GIB,
         allocated_peak=allocated / GIB,
     )
@@ -275,8 +304,9 @@ def to_estimate(parts: MemoryParts, setup: Setup, *, widen: float = 0.0) -> Memo
            + parts.logits * (1 - LOGIT_BAND[0]) + parts.context * 0.5)
     high = (static * (1 + STATE_BAND[1]) + dynamic * (1 + DYNAMIC_BAND[1] + 2 * widen)
             + parts.logits * (1 + LOGIT_BAND[1]) + parts.context)
-    low = min(low, expected * (1 - TOTAL_BAND[0] - widen))
-    high = max(high, expected * (1 + TOTAL_BAND[1] + 2 * widen))
+    if widen:
+        low = min(low, expected * (1 - widen))
+        high = max(high, expected * (1 + 2 * widen))
     breakdown = {
         "weights": parts.weights, "gradients": parts.gradients, "optimizer": parts.optimizer,
         "adapters": parts.adapters, "activations": parts.activations, "logits": parts.logits,

@@ -38,11 +38,27 @@ def test_calibration_report(capsys):
         for s in rows.values():
             if s.count:
                 print(f"{s.label:30s} {s.count:3d} {s.median_abs_pct:8.1f} {s.p90_abs_pct:7.1f} {s.in_band:3d}/{s.count}")
-    # Regression guards at the level reached (docs/CALIBRATION.md); the target is not met everywhere.
-    assert rows["all"].median_abs_pct <= 12.0
-    assert rows["held-out"].median_abs_pct <= 14.0
-    assert rows["all"].in_band / rows["all"].count >= 0.70
-    assert rows["held-out"].p90_abs_pct <= 30.0
+    # The issue's target on the held-out third (docs/CALIBRATION.md), and guards on the whole set.
+    held = rows["held-out"]
+    assert held.median_abs_pct <= TARGET["median"]
+    assert held.p90_abs_pct <= TARGET["p90"]
+    assert held.in_band / held.count >= TARGET["band"]
+    assert rows["all"].median_abs_pct <= TARGET["median"]
+    assert rows["all"].in_band / rows["all"].count >= TARGET["band"]
+    assert rows["all"].p90_abs_pct <= 27.0  # target 25: the Unsloth benchmark rows state no seq/batch
+
+
+def test_unknown_settings_widen_the_band_to_cover_every_alternative():
+    """A source that does not state checkpointing gets a band spanning AC on and off."""
+    cases, _ = _results()
+    settings = json.loads((CASES / "memory_cases_settings.json").read_text())["cases"]
+    models = json.loads((CASES / "memory_case_models.json").read_text())
+    case = next(c for c in cases if c["id"] == "tt-l31-8b-lora-a6000")
+    known = {k: v for k, v in settings[case["id"]].items() if k != "unknown"}
+    narrow = evaluate_cases([case], {case["id"]: known}, models)[0]
+    wide = evaluate_cases([case], settings, models)[0]
+    assert wide.predicted_gib == narrow.predicted_gib
+    assert wide.low_gib <= narrow.low_gib and wide.high_gib > 1.5 * narrow.high_gib
 
 
 def test_claim_upper_bound_holds():
