@@ -130,19 +130,30 @@ def test_case_table(catalog_snapshot: Any, capsys: pytest.CaptureFixture[str]) -
 
 
 def test_parse_benchmark(catalog_snapshot: Any, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
-    """Prints p50/p99 per request over the case table (a benchmark, not a timing assertion)."""
+    """Prints p50/p99 per request over the case table (a benchmark, not a timing assertion).
+
+    "steady" takes each request's fastest of 5 runs, which removes scheduler noise on a shared
+    machine; "raw" is every single run. Both are printed with the load average.
+    """
+    import os
+
     texts = [c["text"] for c in load_cases()]
     for text in texts:  # warm caches and compiled patterns
         parse(text, snapshot=catalog_snapshot)
-    timings = []
-    for _ in range(5):
-        for text in texts:
+    raw: list[float] = []
+    steady: list[float] = []
+    for text in texts:
+        runs = []
+        for _ in range(5):
             start = time.perf_counter()
             parse(text, snapshot=catalog_snapshot)
-            timings.append(time.perf_counter() - start)
-    timings.sort()
-    p50 = timings[len(timings) // 2] * 1000
-    p99 = timings[int(len(timings) * 0.99)] * 1000
+            runs.append((time.perf_counter() - start) * 1000)
+        raw += runs
+        steady.append(min(runs))
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     with capsys.disabled():
-        print(f"\nparse benchmark: {len(timings)} parses, p50 {p50:.3f} ms, p99 {p99:.3f} ms")
-    assert timings  # the benchmark ran; timing itself is reported, not asserted
+        for name, values in (("steady", sorted(steady)), ("raw", sorted(raw))):
+            p50, p99 = values[len(values) // 2], values[int(len(values) * 0.99)]
+            print(f"\nparse benchmark ({name}, {len(values)} parses, {os.cpu_count()} CPUs, load {load:.1f}): "
+                  f"p50 {p50:.3f} ms, p99 {p99:.3f} ms", end="")
+        print()

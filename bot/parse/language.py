@@ -14,6 +14,8 @@ _LATIN_WORD = re.compile(r"[a-z\u00c0-\u024f\u1e00-\u1eff']+")
 _VIETNAMESE = re.compile(r"[ăâđêôơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]")
 MIN_SCRIPT_CHARS = 2  # one stray CJK character in English text does not switch the language
 LATIN_LANGUAGES: tuple[str, ...] = ("en", "es", "de", "fr")
+# Letters and marks that only one of our Latin languages uses; each counts as two words.
+_LETTER_CUES = {"es": re.compile(r"[ñ¿¡]"), "de": re.compile(r"[äöüß]"), "fr": re.compile(r"[çèêëœùîû]|\b(?:l|d|qu|n|s|c|j)'[a-zéè]")}
 
 
 def detect_language(text: str, vocabulary: Vocabulary) -> str:
@@ -55,6 +57,8 @@ def latin_language(text: str, vocabulary: Vocabulary) -> str:
         for lang in LATIN_LANGUAGES:
             if word in vocabulary.stopwords[lang]:
                 scores[lang] += 1
+    for lang, cue in _LETTER_CUES.items():
+        scores[lang] += 2 * len(cue.findall(text))
     vi_score = sum(1 for w in words if w in vocabulary.stopwords["vi"])
     best = max(LATIN_LANGUAGES, key=lambda lang: (scores[lang], lang == "en"))
     if vi_score > scores[best]:

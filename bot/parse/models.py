@@ -25,7 +25,7 @@ _FAMILIES = (
 )
 _TAIL = (
     r"(?:[\s\-_.]?(?:v?\d+(?:\.\d+)*(?:x\d+)?[bm]?|instruct|chat|base|coder|math|vl|it|hf|r1|distill"
-    r"|moe|large|medium|small|mini|pro|dev|schnell|xl|turbo|nemo|next|a\d+b))"
+    r"|moe|large|medium|small|mini|pro|dev|schnell|xl|turbo|nemo|next|a\d+b|qwen|llama))"
 )
 _HF_ID = r"(?<![a-z0-9._/-])([a-z0-9][a-z0-9_.-]{1,40}/[a-z0-9][a-z0-9_.-]{1,80})"
 

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from bot.parse.numbers import MULTIPLIER_RE, NUMBER, scaled
+from bot.parse.text import normalise
 from bot.parse.vocabulary import Vocabulary, phrase_regex
 
 K_TOKENS = 1024  # "4k context" means 4096 tokens: context sizes are powers of two
@@ -46,8 +47,8 @@ class Dataset:
 
 @functools.lru_cache(maxsize=1)
 def _patterns(vocab_id: int, units: tuple[str, ...], epochs: tuple[str, ...]) -> dict[str, re.Pattern[str]]:
-    seq_words = phrase_regex(list(_SEQ_WORDS))
-    batch_words = phrase_regex(list(_BATCH_WORDS))
+    seq_words = phrase_regex([normalise(w) for w in _SEQ_WORDS])
+    batch_words = phrase_regex([normalise(w) for w in _BATCH_WORDS])
     return {
         "seq_after": re.compile(rf"(?:{seq_words}){_JOIN}(\d+(?:\.\d+)?)\s?(k)?(?![0-9a-z])"),
         "seq_before": re.compile(
@@ -67,7 +68,7 @@ def _patterns(vocab_id: int, units: tuple[str, ...], epochs: tuple[str, ...]) ->
             r"(?:tokens?|tok(?![a-z])|词元|個?个?token|토큰|トークン)"
         ),
         "samples": re.compile(
-            rf"(?<![0-9.])({NUMBER})\s?({MULTIPLIER_RE})?\s?(?:{phrase_regex(list(units))})"
+            rf"(?<![0-9.])({NUMBER})\s?({MULTIPLIER_RE})?\s?(?:[a-z-]+\s){{0,2}}(?:{phrase_regex(list(units))})"
         ),
         "length": re.compile(r"^.{0,30}?(?:x|\*|of|each|avg|average|平均|每条|각)\s?(\d{2,6})(?![0-9])"),
         "epochs": re.compile(

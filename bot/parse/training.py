@@ -27,7 +27,8 @@ PRECISIONS: dict[str, str] = {
     "半精度": "fp16", "fp32": "fp32", "float32": "fp32", "full precision": "fp32", "单精度": "fp32",
     "fp8": "fp8", "float8": "fp8", "int8": "int8", "8-bit": "int8", "8bit": "int8", "8 bit": "int8",
     "8比特": "int8", "8비트": "int8", "8ビット": "int8", "q8": "int8", "q8_0": "int8",
-    "nf4": "nf4", "4-bit": "nf4", "4bit": "nf4", "4 bit": "nf4", "int4": "nf4", "fp4": "nf4",
+    "nf4": "nf4", "4-bit": "nf4", "4bit": "nf4", "4 bit": "nf4", "4 bits": "nf4", "4-bits": "nf4",
+    "8 bits": "int8", "8-bits": "int8", "int4": "nf4", "fp4": "nf4",
     "4比特": "nf4", "4位": "nf4", "4비트": "nf4", "4ビット": "nf4", "gptq": "nf4", "awq": "nf4",
     "q4": "nf4", "q4_k_m": "nf4", "q4_0": "nf4", "bnb 4bit": "nf4",
 }
