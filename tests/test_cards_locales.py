@@ -89,3 +89,23 @@ def test_guide_table_names_exactly() -> None:
 )
 def test_normalise_language(tag: str | None, language: str) -> None:
     assert normalise_language(tag) == language
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_fast_number_and_money_formatting_equals_babel(lang: str) -> None:
+    """The cached formatter must print exactly what Babel prints for the locale (CLDR is the reference)."""
+    from decimal import Decimal
+
+    from babel.numbers import format_currency, format_decimal
+
+    from bot.render.messages import BABEL_LOCALES
+
+    f, locale = Formatter(Messages.for_language(lang)), BABEL_LOCALES[lang]
+    for value in (0, 0.5, 2039, 2039.5, 19.5, 1307.4, 12345678.25, 0.229999, Decimal("1.10"), 91.6):
+        for digits in (0, 1, 2):
+            assert f.number(value, digits) == format_decimal(
+                value, format="#,##0" + ("." + "#" * digits if digits else ""), locale=locale)
+            assert f.fixed(value, digits) == format_decimal(
+                value, format="#,##0" + ("." + "0" * digits if digits else ""), locale=locale)
+    for usd in (Decimal("1.10"), Decimal("0.229999"), Decimal("12345.6"), Decimal("32.77")):
+        assert f.money(usd) == format_currency(usd, "USD", locale=locale)
