@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import dataclass
 
 import pytest
 from knowledge.slack_store import find_user_pref
@@ -74,9 +75,9 @@ def test_subcommands_go_to_the_core_as_text(h: Harness) -> None:
 
 
 def test_language_from_slack_locale_is_cached(h: Harness) -> None:
-    h.command("h100 price", user="U0JUN", name="a")
+    h.command("price h100", user="U0JUN", name="a")
     h.slack.wait_for(lambda calls: any(c.path == "/response/a" for c in calls))
-    h.command("a100 price", user="U0JUN", name="b")
+    h.command("specs a100", user="U0JUN", name="b")
     h.slack.wait_for(lambda calls: any(c.path == "/response/b" for c in calls))
     assert [c["lang"] for c in h.core.calls] == ["ja", "ja"]
     assert len(h.slack.api_calls("users.info")) == 1
@@ -90,11 +91,11 @@ def test_lang_override_is_stored_and_the_question_language_still_wins(h: Harness
     assert "한국어" in confirmation["text"]
     pref = find_user_pref(h.engine, team_id="T0TEAM", user_id="U0ALICE")
     assert pref is not None and pref.language_override == "ko"
-    h.command("h100 price", name="q1")
+    h.command("price h100", name="q1")
     h.command("用QLoRA微调Qwen2.5-14B，预算有限", name="q2")
     h.slack.wait_for(lambda calls: len([c for c in calls if c.path.startswith("/response/q")]) == 2)
     langs = {c["text"]: c["lang"] for c in h.core.calls}
-    assert langs == {"h100 price": "ko", "用QLoRA微调Qwen2.5-14B，预算有限": "zh-Hans"}
+    assert langs == {"price h100": "ko", "用QLoRA微调Qwen2.5-14B，预算有限": "zh-Hans"}
 
 
 def test_lang_with_an_unknown_language_lists_the_choices(h: Harness) -> None:
@@ -123,21 +124,32 @@ def test_digest_and_alert_go_to_the_digest_helper(h: Harness, monkeypatch) -> No
 
     seen = []
 
-    def slack_command(sub, text, **kw):
-        seen.append((sub, text, kw["channel_id"], kw["lang"]))
-        return FakeReply(text="subscribed", blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": "subscribed"}}], language="en", kind="digest")
+    @dataclass
+    class Result:
+        text: str
 
-    monkeypatch.setattr(digest_bridge, "_find", lambda module, name: slack_command if name == "slack_command" else None)
+    def handler(name):
+        def handle(text, **kw):
+            seen.append((name, text, kw["team_id"], kw["channel_id"], kw["user_id"], kw["lang"]))
+            return Result(f"done <!channel> in <#C0GENERAL>")
+        return handle
+
+    monkeypatch.setattr(digest_bridge, "_find", lambda module, name: handler(name))
     h.command("alert H100 < $2/hr", name="al")
-    h.slack.wait_for(lambda calls: any(c.path == "/response/al" for c in calls))
-    assert seen == [("alert", "H100 < $2/hr", "C0GENERAL", "en")]
-    assert h.slack.responses()[0].params["text"] == "subscribed"
+    h.command("digest weekly mon 9:00", user="U0MIN", name="dg")
+    h.slack.wait_for(lambda calls: len([c for c in calls if c.path.startswith("/response/")]) == 2)
+    assert sorted(seen) == [
+        ("handle_alert_command", "H100 < $2/hr", "T0TEAM", "C0GENERAL", "U0ALICE", "en"),
+        ("handle_digest_command", "weekly mon 9:00", "T0TEAM", "C0GENERAL", "U0MIN", "ko"),
+    ]
+    text = h.slack.responses()[0].params["text"]
+    assert "&lt;!channel>" in text and "<#C0GENERAL>" in text  # no @channel ping, channel link kept
 
 
 def test_a_failure_is_answered_in_the_users_language_with_a_reference(h: Harness, caplog) -> None:
     h.core.fail_with = RuntimeError("boom")
     caplog.set_level(logging.ERROR)
-    h.command("h100 price", user="U0JUN", name="err")
+    h.command("price h100", user="U0JUN", name="err")
     h.slack.wait_for(lambda calls: any(c.path == "/response/err" for c in calls))
     params = h.slack.responses()[0].params
     assert "申し訳ありません" in params["text"] and params["response_type"] == "ephemeral"

@@ -75,18 +75,19 @@ def answer_turn(client: WebClient, services: Services, turn: Turn) -> None:
         or user_language(client, services, team_id=turn.team_id, user_id=turn.user_id)
     )
     reply = services.core.answer(
-        turn.text, lang=language, previous=previous.state if previous else None, now=now
+        turn.text, lang=language, previous=(previous.state or None) if previous else None, now=now
     )
     posted = post_reply(client, channel=turn.channel_id, reply=reply, thread_ts=turn.reply_ts)
     if posted is None:
         return
-    state = services.core.state_of(reply, turn.text)
+    # A card with nothing to refine (help, error) keeps the thread's previous request.
+    state = services.core.state_of(reply, turn.text) or (previous.state if previous else {})
     save_thread_state(
         services.engine,
         team_id=turn.team_id,
         channel_id=turn.channel_id,
         thread_ts=turn.context_ts,
-        thread=ThreadState(user_id=turn.user_id, language=reply.language, state=state, updated_at=now),
+        thread=ThreadState(user_id=turn.user_id, language=reply.language, state=dict(state), updated_at=now),
     )
 
 

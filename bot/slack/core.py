@@ -33,8 +33,8 @@ class Core(Protocol):
 
     def apply_action(self, action_id: str, value: str, *, lang: str, now: datetime) -> Reply: ...
 
-    def state_of(self, reply: Reply, text: str) -> dict[str, Any]:
-        """A JSON-able record of the request behind `reply`, kept per thread for follow-ups."""
+    def state_of(self, reply: Reply, text: str) -> Mapping[str, Any] | None:
+        """A JSON-able record of the request behind `reply`, kept per thread; None = nothing to refine."""
         ...
 
 
@@ -113,7 +113,6 @@ class PipelineCore:
             action_id, value, snapshot=self.snapshots.current(), lang=lang, now=now
         )
 
-    def state_of(self, reply: Reply, text: str) -> dict[str, Any]:
-        previous = getattr(reply, "ask", None)
-        to_dict = getattr(previous, "to_state", None)
-        return {"text": text, "ask": to_dict() if callable(to_dict) else None}
+    def state_of(self, reply: Reply, text: str) -> Mapping[str, Any] | None:
+        state: Mapping[str, Any] | None = getattr(reply, "state", None)
+        return state

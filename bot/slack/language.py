@@ -16,27 +16,24 @@ from knowledge.slack_store import find_user_pref, save_user_pref
 log = logging.getLogger(__name__)
 
 LOCALE_TTL = timedelta(days=7)  # people rarely change their Slack language; refresh weekly
-# Scripts that name the language for sure. Latin-script languages need the parser's word lists.
-_SCRIPTS = (
-    (re.compile(r"[\u3040-\u30ff]"), "ja"),  # kana before Han: Japanese text mixes both
-    (re.compile(r"[\uac00-\ud7af\u1100-\u11ff]"), "ko"),
-    (re.compile(r"[\u4e00-\u9fff]"), "zh-Hans"),
-)
+_WORD = re.compile(r"\b[a-z']+\b")  # whole words: the "a" of "a100" is not English
 
 
 def question_language(text: str) -> str | None:
-    """The language a question is unmistakably written in, or None when the text does not tell."""
-    try:
-        from bot.parse import detect_language  # type: ignore[attr-defined]
-    except ImportError:
-        detect_language = None
-    if detect_language is not None:
-        found = detect_language(text)
-        return normalise_language(found) if found else None
-    for pattern, language in _SCRIPTS:
-        if pattern.search(text):
-            return language
-    return None
+    """The language the question is written in, or None when it does not tell ("h100 price").
+
+    The parser's detector answers English when nothing else matches; only real English words
+    (its stopword list) make English the question's language rather than a default.
+    """
+    from bot.parse.language import detect_language
+    from bot.parse.vocabulary import load_vocabulary
+
+    vocabulary = load_vocabulary()
+    found = detect_language(text, vocabulary)
+    if found != "en":
+        return normalise_language(found)
+    english = vocabulary.stopwords["en"]
+    return "en" if any(word in english for word in _WORD.findall(text.lower())) else None
 
 
 def user_language(client: WebClient, services: Services, *, team_id: str, user_id: str) -> str:

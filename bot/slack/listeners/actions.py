@@ -12,6 +12,7 @@ from slack_bolt import Ack, App, BoltContext, Respond
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.render.actions import ACTION_ID
 from bot.slack.core import Reply
 from bot.slack.delivery import CHANNEL_REFUSALS, body_of, slack_error, without_share_button
 from bot.slack.language import question_language, user_language
@@ -21,7 +22,9 @@ from knowledge.slack_store import find_thread_state
 
 log = logging.getLogger(__name__)
 
-CARD_ACTIONS = re.compile(r"^(gpu\.pick|whatif\.[a-z0-9_.\-]+|compare\.top2|kb\.open)$")
+# The cards' button ids (bot.render.actions.ACTION_ID): whatif.*, compare.top2, gpu.pick.N, model.pick.N,
+# model.size.N, kb.open.N, price.show(.N), specs.show. `share` has its own listener, registered first.
+CARD_ACTIONS = ACTION_ID
 ANY_ACTION = re.compile(r".*")
 
 
@@ -97,8 +100,7 @@ def handle_share(
 ) -> None:
     ack()
     user_id = body["user"]["id"]
-    question, language = shared_question(action.get("value") or "")
-    reply = services.core.answer(question, lang=language, previous=None, now=services.clock())
+    reply = shared_reply(action.get("value") or "", body, context, client, services)
     shared = Message(
         text=reply.text,
         blocks=(*without_share_button(reply.blocks), shared_by_block(reply.language, user_id)),
@@ -116,10 +118,16 @@ def handle_share(
         client.chat_postEphemeral(channel=channel, user=user_id, **body_of(notice_message(reply.language, "not_in_channel")))
 
 
-def shared_question(value: str) -> tuple[str, str | None]:
-    """The question and language the Share button carries (see delivery.share_value)."""
+def shared_reply(
+    value: str, body: dict[str, Any], context: BoltContext, client: WebClient, services: Services
+) -> Reply:
+    """Our Share button carries the question (delivery.share_value); a card's own carries its state."""
     try:
         data = json.loads(value)
-        return str(data["q"]), str(data["l"])
-    except (ValueError, KeyError, TypeError):
-        return value, None
+    except ValueError:
+        data = None
+    now = services.clock()
+    if isinstance(data, dict) and isinstance(data.get("q"), str):
+        return services.core.answer(data["q"], lang=data.get("l"), previous=None, now=now)
+    language = card_language(body, context, client, services)
+    return services.core.apply_action(SHARE_ACTION, value, lang=language, now=now)

@@ -19,7 +19,11 @@ from knowledge.slack_store import save_user_pref
 
 COMMAND = "/gpu"
 DIGEST_SUBCOMMANDS = frozenset({"digest", "alert"})
-NOT_SHARED = frozenset({"help", "error"})  # cards that make no sense in a channel
+# Command words are syntax, not the user's language: `/gpu price 4090` from a Japanese user is
+# Japanese. Digest, alert and lang arguments are all syntax ("daily 9:00"), so only the user's language counts.
+SYNTAX_WORDS = frozenset({"compare", "price", "specs", "help"})
+ALL_SYNTAX = frozenset({"lang", *DIGEST_SUBCOMMANDS})
+NOT_SHARED = frozenset({"help", "error", "clarification"})  # cards that make no sense in a channel
 
 
 def register(app: App, services: Services) -> None:
@@ -39,7 +43,8 @@ def handle_gpu(
     text = clean_text(command.get("text", ""))
     subcommand, _, rest = text.partition(" ")
     team_id, user_id = str(context.team_id), command["user_id"]
-    language = question_language(text) or user_language(
+    own_words = "" if subcommand.lower() in ALL_SYNTAX else rest if subcommand.lower() in SYNTAX_WORDS else text
+    language = question_language(own_words) or user_language(
         client, services, team_id=team_id, user_id=user_id
     )
     if subcommand.lower() == "lang":

@@ -42,7 +42,9 @@ def handle_language_picked(
 def publish_home(client: WebClient, services: Services, *, team_id: str, user_id: str) -> None:
     language = user_language(client, services, team_id=team_id, user_id=user_id)
     pref = find_user_pref(services.engine, team_id=team_id, user_id=user_id)
-    subscriptions, alerts = home_lists(services, team_id=team_id, user_id=user_id, lang=language)
+    subscriptions, alerts = home_lists(
+        services, team_id=team_id, user_id=user_id, snapshot=services.current_snapshot()
+    )
     view = home_view(
         language=language,
         override=pref.language_override if pref else None,
