@@ -13,6 +13,7 @@ from bot.parse.ask import (
     Ask,
     Budget,
     GpuMention,
+    ModelMention,
 )
 from bot.parse.config import find_config
 from bot.parse.deadline import find_deadline_hours
@@ -22,7 +23,7 @@ from bot.parse.language import detect_language
 from bot.parse.models import find_model
 from bot.parse.money import find_money
 from bot.parse.quantities import find_batch, find_dataset, find_lora_rank, find_resolution, find_seq_len
-from bot.parse.sizes import find_sizes
+from bot.parse.sizes import SizeMention, find_sizes
 from bot.parse.text import MAX_CHARS, clean_text
 from bot.parse.training import find_training, pick_framework
 from bot.parse.vocabulary import Vocabulary, load_vocabulary
@@ -71,14 +72,7 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
     if cut:
         ignored.append(f"text after the first {MAX_CHARS} characters")
 
-    params_b = model.mention.params_b if model.mention and model.mention.params_b else None
-    if params_b is None and sizes:
-        params_b = sizes[0].params_b
-        if sizes[0].experts:
-            assumed["params_b"] = f"{sizes[0].experts} experts: read as at most {params_b:g}B total"
-    for extra in sizes[1:]:
-        if abs(extra.params_b - (params_b or 0)) > 0.01:
-            ignored.append(f"{rest[extra.start:extra.end].strip()} (one model size per question)")
+    params_b = _params_b(model.mention, sizes, rest, assumed, ignored)
 
     seq_len = values.get("seq_len")
     if seq_len is None:
@@ -135,6 +129,21 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
         assumed=MappingProxyType(assumed),
         clarifications=_clarifications(intent, found_gpus, has_workload, model.family, training.method),
     )
+
+
+def _params_b(
+    mention: ModelMention | None, sizes: list[SizeMention], text: str, assumed: dict[str, str], ignored: list[str]
+) -> float | None:
+    """The preset's size, else the first size written; further sizes are reported as ignored."""
+    params_b = mention.params_b if mention and mention.params_b else None
+    if params_b is None and sizes:
+        params_b = sizes[0].params_b
+        if sizes[0].experts:
+            assumed["params_b"] = f"{sizes[0].experts} experts: read as at most {params_b:g}B total"
+    for extra in sizes[1:]:
+        if abs(extra.params_b - (params_b or 0)) > 0.01:
+            ignored.append(f"{text[extra.start:extra.end].strip()} (one model size per question)")
+    return params_b
 
 
 def _has_money(budget: Budget) -> bool:
