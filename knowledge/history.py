@@ -164,13 +164,11 @@ def source_ages(engine: Engine, *, now: datetime | None = None, imports: list[Im
     now = now or datetime.now(UTC)
     imports = imports if imports is not None else list_imports(engine)
     with engine.connect() as conn:
-        status = {
-            (r.source, r.provider_id): r
-            for r in conn.execute(select(PriceSourceStatus.__table__)).all()  # type: ignore[attr-defined]
-        }
+        # A live source (gpuhunt) failing for a provider marks that provider's feed, whatever source it last came from.
+        status = {r.provider_id: r for r in conn.execute(select(PriceSourceStatus.__table__)).all()}  # type: ignore[attr-defined]
     out = []
     for feed, imp in sorted(latest_per_feed(imports).items()):
-        st = status.get((imp.source, imp.provider_id or feed))
+        st = status.get(imp.provider_id or feed)
         failing = bool(
             st is not None and st.last_failure_at is not None
             and (st.last_success_at is None or as_utc(st.last_failure_at) > as_utc(st.last_success_at))

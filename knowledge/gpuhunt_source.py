@@ -1,0 +1,141 @@
+"""Live prices through dstack's `gpuhunt` catalog: one import (one transaction) per provider.
+
+gpuhunt publishes one catalog per provider (`{base}/{provider}/version` and
+`{base}/{provider}/{version}/catalog.zip`, base = GPUHUNT_CATALOG_URL or its S3 bucket). We load
+it with `gpuhunt.Catalog.load()`, which keeps going when one provider fails, so a failing provider
+is recorded (with its error) and keeps its last imported prices, shown with their age.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import Engine
+
+from knowledge import digest_store
+
+log = logging.getLogger(__name__)
+SOURCE = "gpuhunt"
+# gpuhunt provider name → our provider id (knowledge/data/providers.csv).
+PROVIDER_IDS = {
+    "aws": "aws", "azure": "azure", "gcp": "gcp", "lambdalabs": "lambda", "nebius": "nebius", "oci": "oci",
+    "runpod": "runpod", "verda": "verda", "cloudrift": "cloudrift", "vastai": "vast",
+}
+
+
+@dataclass(slots=True)
+class ProviderRefresh:
+    """The outcome for one provider: imported (with the import report) or failed (with the error)."""
+
+    provider: str  # gpuhunt name
+    provider_id: str
+    ok: bool
+    catalog_version: str | None = None
+    items: int = 0
+    observations: int = 0
+    unmapped: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+    import_id: int | None = None
+
+
+@contextmanager
+def _catalog_url(url: str | None) -> Iterator[None]:
+    """gpuhunt reads its base URL from GPUHUNT_CATALOG_URL; set it for this load only."""
+    old = os.environ.get("GPUHUNT_CATALOG_URL")
+    if url:
+        os.environ["GPUHUNT_CATALOG_URL"] = url
+    try:
+        yield
+    finally:
+        if url:
+            if old is None:
+                os.environ.pop("GPUHUNT_CATALOG_URL", None)
+            else:
+                os.environ["GPUHUNT_CATALOG_URL"] = old
+
+
+def fetch_catalogs(catalog_url: str | None) -> tuple[dict[str, Any], str | None]:
+    """Every offline provider catalog gpuhunt could load ({name: ProviderCatalog}), or the error if none."""
+    import gpuhunt
+
+    catalog = gpuhunt.Catalog(balance_resources=False, auto_reload=False)
+    with _catalog_url(catalog_url):
+        try:
+            catalog.load()
+        except Exception as exc:  # GPUHuntError when no provider loaded (network down, bad URL)
+            log.warning("gpuhunt: no catalog loaded: %s", exc)
+            return {}, f"{type(exc).__name__}: {exc}"
+    return dict(catalog.catalog), None
+
+
+def price_rows(items: Iterable[Any], provider_id: str, index: Any, unmapped: Counter[str]) -> list[Any]:
+    """gpuhunt CatalogItems → the price importer's rows; CPU-only items skipped, unknown GPUs counted."""
+    from knowledge.prices import PriceRow
+    from knowledge.resolve import resolve_cloud_accelerator
+
+    rows = []
+    for item in items:
+        if not item.gpu_count or not item.gpu_name or item.price is None or item.price <= 0:
+            continue
+        match = resolve_cloud_accelerator(index, item.gpu_name, memory_gib=item.gpu_memory, instance_type=item.instance_name)
+        if match.status != "found" or match.gpu_id is None:
+            unmapped[item.gpu_name] += 1
+            continue
+        tier = "spot" if item.spot else "on-demand"
+        rows.append(PriceRow(provider_id, item.instance_name, match.gpu_id, int(item.gpu_count), item.location or "unspecified",
+                             tier, Decimal(str(item.price))))
+    return rows
+
+
+def import_provider(engine: Engine, snapshot: Any, name: str, provider_catalog: Any, *, now: datetime) -> ProviderRefresh:
+    """One provider's catalog as one import run (observations + offers), in one transaction."""
+    from importlib.metadata import version as package_version
+
+    from knowledge.prices import ImportReport, _write
+
+    provider_id = PROVIDER_IDS.get(name, name)
+    result = ProviderRefresh(name, provider_id, False, provider_catalog.version, len(provider_catalog.items))
+    if provider_id not in snapshot.providers:
+        result.error = f"provider {provider_id!r} is not in the catalog (knowledge/data/providers.csv)"
+        return result
+    unmapped: Counter[str] = Counter()
+    rows = price_rows(provider_catalog.items, provider_id, snapshot.gpu_index, unmapped)
+    version = f"gpuhunt {package_version('gpuhunt')}; catalog {provider_catalog.version}"
+    report = ImportReport(f"gpuhunt:{name}", provider_id, SOURCE, version, now, rows_read=len(provider_catalog.items))
+    report.unmapped = dict(sorted(unmapped.items()))
+    _write(engine, report, rows, dict(snapshot.providers))
+    result.ok, result.observations, result.unmapped, result.import_id = True, report.observations, report.unmapped, report.import_id
+    return result
+
+
+def refresh(engine: Engine, *, catalog_url: str | None = None, providers: Iterable[str] = (), now: datetime | None = None) -> list[ProviderRefresh]:
+    """Load gpuhunt's catalogs and import each wanted provider; failures are recorded, earlier data stays."""
+    from knowledge.snapshot import load_snapshot
+
+    now = now or datetime.now(UTC)
+    wanted = [p for p in providers] or [p for p in PROVIDER_IDS if p != "vastai"]  # vastai is online-only
+    catalogs, error = fetch_catalogs(catalog_url)
+    snapshot = load_snapshot(engine)
+    results = []
+    for name in wanted:
+        cat = catalogs.get(name)
+        if cat is None:
+            res = ProviderRefresh(name, PROVIDER_IDS.get(name, name), False, error=error or "catalog could not be loaded")
+        else:
+            try:
+                res = import_provider(engine, snapshot, name, cat, now=now)
+            except Exception as exc:  # a bad catalog must not stop the other providers; nothing was written
+                log.exception("gpuhunt import of %s failed", name)
+                res = ProviderRefresh(name, PROVIDER_IDS.get(name, name), False, cat.version, error=f"{type(exc).__name__}: {exc}")
+        digest_store.record_source(engine, source=SOURCE, provider_id=res.provider_id, now=now,
+                                   version=res.catalog_version if res.ok else None, error=None if res.ok else res.error)
+        results.append(res)
+    return results
