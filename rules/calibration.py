@@ -12,7 +12,8 @@ from typing import Any
 from rules.memory import GIB, estimate_parts, to_estimate
 from rules.setup import Setup, resolve_setup
 from rules.shapes import Shape
-from rules.types import Workload
+from rules.throughput import ThroughputCase, observed_mfu, tokens_per_gpu_s
+from rules.types import GpuSpec, Workload
 
 HOLDOUT_MODULUS = 3  # a case is held out when sha256(id) % 3 == 0 (never tuned on)
 # Setup fields a case may pin because its source states them (e.g. torch.compile on -> fused kernels).
@@ -84,8 +85,8 @@ def measured_gib(case: Mapping[str, Any]) -> float:
     return value if str(case["unit"]).startswith("GiB") else value * 1e9 / GIB
 
 
-def evaluate_case(case: Mapping[str, Any], settings: Mapping[str, Any], shape: Shape) -> CaseResult:
-    """Run the memory model on one case's settings and compare with its measured peak."""
+def case_setup(settings: Mapping[str, Any]) -> Setup:
+    """The engine's setup for a case: its stated settings, framework defaults for the rest."""
     workload = Workload(
         method=settings["method"], framework=settings.get("framework"), recipe=settings.get("recipe"),
         optimizer=settings.get("optimizer"), precision=settings.get("precision"),
@@ -96,7 +97,12 @@ def evaluate_case(case: Mapping[str, Any], settings: Mapping[str, Any], shape: S
     )
     setup = resolve_setup(workload, method=settings["method"], gpus=settings["gpus"])
     overrides = {key: settings[key] for key in SETUP_OVERRIDES if key in settings}
-    setup = replace(setup, **overrides)
+    return replace(setup, **overrides)
+
+
+def evaluate_case(case: Mapping[str, Any], settings: Mapping[str, Any], shape: Shape) -> CaseResult:
+    """Run the memory model on one case's settings and compare with its measured peak."""
+    setup = case_setup(settings)
     predicted, low, high = _level_and_band(shape, setup, settings)
     for alternative in alternatives(settings):
         _, alt_low, alt_high = _level_and_band(shape, replace(setup, **alternative), settings)
@@ -164,4 +170,24 @@ def summaries(results: Sequence[CaseResult]) -> list[Summary]:
         out.append(summarise(f"source:{source}", (r for r in results if r.source == source)))
         out.append(summarise(f"source:{source}:held-out",
                              (r for r in results if r.source == source and r.held_out)))
+    return out
+
+
+def throughput_cases(cases: Sequence[Mapping[str, Any]], settings: Mapping[str, Any],
+                     models: Mapping[str, Any], gpus: Mapping[str, GpuSpec]) -> list[ThroughputCase]:
+    """Every case whose throughput text gives a token rate on a catalog GPU, as an observed MFU."""
+    out: list[ThroughputCase] = []
+    for case in cases:
+        row = settings[case["id"]]
+        gpu = gpus.get(row.get("gpu_id", ""))
+        setup = case_setup(row)
+        rate = tokens_per_gpu_s(case.get("throughput"), seq_len=setup.seq_len, batch_size=setup.batch_size,
+                                gpus=setup.gpus, micro_batches_per_it=row.get("micro_batches_per_it"))
+        if gpu is None or rate is None:
+            continue
+        shape = shape_from_config(case["model"], models[case["model"]])
+        peak = gpu.bf16_dense_tflops or gpu.fp16_dense_tflops
+        method = {"pretrain": "full"}.get(setup.method, setup.method)
+        out.append(ThroughputCase(case["id"], gpu.segment, method, is_held_out(case["id"]), rate,
+                                  observed_mfu(rate, shape.active_params_b, setup, peak)))
     return out

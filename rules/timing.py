@@ -14,6 +14,11 @@ from rules.types import GpuSpec, Offer, Workload
 FP8_FRAMEWORKS = ("megatron", "torchtune")
 # Scaling efficiency of data-parallel / sharded training by link class (per plan, not per doubling).
 SCALING = {"single": 1.0, "nvlink": 0.92, "pcie": 0.75, "multinode": 0.85}
+# Below this many tokens per micro-batch the per-layer GEMMs do not fill the GPU (few 128-row tiles
+# per SM) and fixed per-layer costs (launches, norms, QLoRA dequantisation) dominate: utilisation
+# scales with tokens / SATURATION_TOKENS. Qwen README profiling (A100): the s=256 runs reach about
+# a quarter of the utilisation of the s=2048 runs of the same models (docs/CALIBRATION.md).
+SATURATION_TOKENS = 1024
 # QLoRA dequantises every base weight twice per step (forward + backward); the MFU table's qlora
 # column carries that penalty.
 
@@ -48,6 +53,11 @@ def dataset_tokens(workload: Workload, setup: Setup) -> float | None:
     return None
 
 
+def saturation(tokens_per_micro_batch: int) -> float:
+    """Share of the full-occupancy utilisation reached with this many tokens per micro-batch."""
+    return min(1.0, tokens_per_micro_batch / SATURATION_TOKENS)
+
+
 def link_class(gpu: GpuSpec, count: int) -> str:
     if count <= 1:
         return "single"
@@ -65,7 +75,8 @@ def job_hours(tokens: float, active_params_b: float, gpu: GpuSpec, count: int, s
               tables: RuleTables, precision: str | None) -> float:
     """Wall-clock hours: FLOPs / (count · dense peak · MFU · scaling)."""
     tflops, _ = peak_tflops(gpu, setup, precision)
-    rate = count * tflops * 1e12 * mfu_for(gpu, setup, tables) * SCALING[link_class(gpu, count)]
+    mfu = mfu_for(gpu, setup, tables) * saturation(setup.batch_size * setup.seq_len)
+    rate = count * tflops * 1e12 * mfu * SCALING[link_class(gpu, count)]
     return tokens * flops_per_token(active_params_b, setup) / rate / 3600.0
 
 

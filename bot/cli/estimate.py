@@ -247,4 +247,29 @@ def print_calibration_report(cases_dir: Path, *, as_json: bool) -> int:
     for s in rows:
         if s.count:
             print(f"{s.label:32s} {s.count:3d} {s.median_abs_pct:10.1f} {s.p90_abs_pct:8.1f} {s.in_band:4d}/{s.count}")
+    print()
+    _print_time_report(cases, settings, models)
     return 0
+
+
+def _print_time_report(cases: list[Any], settings: dict[str, Any], models: dict[str, Any]) -> None:
+    """Throughput cases: implied MFU, the fit on the tuned part, and hours error of the MFU table."""
+    from knowledge.load import read_catalog
+    from knowledge.rule_tables import load_rule_tables
+    from knowledge.snapshot import gpu_spec
+    from rules.calibration import throughput_cases
+    from rules.throughput import MAX_PLAUSIBLE_MFU, fit_mfu, time_error_summary, time_errors
+
+    gpus = {row.id: gpu_spec(row) for row in read_catalog()["gpus"]}  # type: ignore[arg-type]
+    rows = throughput_cases(cases, settings, models, gpus)
+    errors = {e.case_id: e.error_pct for e in time_errors(rows, load_rule_tables().mfu)}
+    print("Time model: published tokens/s vs FLOPs / (dense peak x MFU table); error = predicted hours")
+    for r in rows:
+        flag = "H" if r.held_out else " "
+        note = "  implausible (> peak share), not fitted" if r.observed_mfu > MAX_PLAUSIBLE_MFU else ""
+        print(f"{r.case_id:42s} {flag} {r.segment:11s} {r.method:5s} {r.tokens_per_gpu_s:8.0f} tok/GPU/s "
+              f"MFU {r.observed_mfu:5.3f}  hours {errors[r.case_id]:+6.1f}%{note}")
+    print("fit (median of tuned, plausible):", ", ".join(f"{s}/{m} {v}" for (s, m), v in fit_mfu(rows).items()))
+    print(f"{'group':32s} {'n':>3s} {'median|%|':>10s} {'p90|%|':>8s}")
+    for label, count, median, p90 in time_error_summary(rows, errors):
+        print(f"{label:32s} {count:3d} {median:10.1f} {p90:8.1f}")
