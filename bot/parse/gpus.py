@@ -24,7 +24,7 @@ _NAMES = (
     r"(?:gtx\s?)?[1-5]0[5-9]0(?:\s?(?:ti\s?super|ti|super|d))?",
     r"a[2-6][05]00",
     rf"(?:(?:gh|gb)[23]00|b[123]00a?|h[128]00|h20|a[18]00|a10g?|a30|a40|a16|l40s?|l4|l20|t4|p100|p40|k80|m60|v100){_MEMORY}{{0,2}}",
-    r"mi\d{3}x?|rx\s?\d{4}\s?(?:xtx|xt)?|w7900|gaudi\s?[123]?|tpu\s?v\d[a-z]?",
+    r"mi\d{3}x?|rx\s?\d{4}\s?(?:xtx|xt)?|7900\s?xtx?|w7900|gaudi\s?[123]?|tpu\s?v\d[a-z]?",
 )
 _INSTANCE = r"[a-z]\d[a-z]{0,3}\.\d{0,2}x?large|a\d-(?:high|mega|ultra)gpu-\d+g|gpu_\d+x_[a-z0-9_]+|standard_nd[a-z0-9_]+"
 # Words that stand for "GPUs" when a count has no GPU name after it ("8 GPUs", "4장", "8卡").
