@@ -12,7 +12,7 @@ from rules.setup import DEFAULT_METHOD, Setup
 from rules.shapes import Shape, shape_from_model, typical_shape, with_params
 from rules.tables import RuleTables
 from rules.tier import pick_tier
-from rules.timing import dataset_tokens, job_hours, pick_offer
+from rules.timing import cheapest_offer, dataset_tokens, job_hours, offer_cost
 from rules.types import GpuSpec, Offer, Provider, Workload
 from rules.verdict import Finding, Number, Option, Rejection, Verdict
 
@@ -68,7 +68,8 @@ def assumptions_of(workload: Workload, setup: Setup, shape: Shape) -> tuple[dict
 
 
 def build_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Workload,
-                 shape: Shape, tables: RuleTables) -> Option:
+                 shape: Shape, tables: RuleTables) -> tuple[Option, float | None]:
+    """The option (exact Decimal cost filled in later, for shown options only) and its float cost."""
     candidate = fit.candidate
     assert candidate is not None
     setup = candidate.setup
@@ -77,11 +78,19 @@ def build_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Work
     if tokens is not None and setup.method not in ("inference", "diffusion"):
         hours = job_hours(tokens, shape.active_params_b, gpu, candidate.count, setup, tables,
                           workload.precision)
-    offer, cost = pick_offer(offers, candidate.count, hours, spot=bool(workload.spot),
-                             rework=tables.spot_rework_fraction)
+    offer, cost = cheapest_offer(offers, candidate.count, hours, spot=bool(workload.spot),
+                                 rework=tables.spot_rework_fraction)
     nodes = max(1, -(-candidate.count // 8))
-    return Option(gpu.id, candidate.count, nodes, setup.sharding, candidate.switches,
-                  candidate.estimate, round(hours, 3) if hours is not None else None, cost, offer, ())
+    return Option(gpu.id, candidate.count, nodes, setup.sharding, candidate.switches, candidate.estimate,
+                  round(hours, 3) if hours is not None else None, None, offer, ()), cost
+
+
+def with_cost(option: Option, workload: Workload, tables: RuleTables) -> Option:
+    """The exact per-job cost (billing increments, spot rework) on the option's offer."""
+    if option.offer is None or option.hours is None:
+        return option
+    rework = tables.spot_rework_fraction if workload.spot else 0.0
+    return replace(option, cost_usd=offer_cost(option.offer, option.count, option.hours, rework=rework))
 
 
 def with_findings(option: Option, gpu: GpuSpec, setup: Setup, workload: Workload, tables: RuleTables) -> Option:
@@ -89,11 +98,11 @@ def with_findings(option: Option, gpu: GpuSpec, setup: Setup, workload: Workload
     return replace(option, findings=option_findings(option, gpu, setup, workload, tables))
 
 
-def rank_key(option: Option, gpu: GpuSpec, objective: str) -> tuple[float, ...]:
+def rank_key(option: Option, gpu: GpuSpec, objective: str, job_usd: float | None) -> tuple[float, ...]:
     """Lower is better. Cost per job when known, else price per hour per delivered TFLOPS."""
     usd_hour = float(option.offer.usd_per_hour) if option.offer else float("inf")
     throughput = option.count * (gpu.bf16_dense_tflops or gpu.fp16_dense_tflops)
-    cost = float(option.cost_usd) if option.cost_usd is not None else usd_hour / throughput * 1000
+    cost = job_usd if job_usd is not None else usd_hour / throughput * 1000
     hours = option.hours if option.hours is not None else 1000.0 / throughput
     complexity = (option.count - 1) * 0.25 + 0.1 * len(option.switches)
     if objective == "cheapest":
@@ -117,17 +126,21 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     assumptions, defaulted = assumptions_of(workload, reference.setup, shape)
     pool = {workload.gpu: gpus[workload.gpu]} if workload.gpu in gpus else gpus
     options: list[Option] = []
+    job_costs: dict[str, float | None] = {}
     rejections: list[Rejection] = []
     for gpu_id, gpu in pool.items():
         fit = fit_gpu(gpu, space, counts, tables.headroom_fraction)
         if fit.rejection is not None:
             rejections.append(fit.rejection)
         else:
-            options.append(build_option(fit, gpu, offers_by_gpu.get(gpu_id, ()), workload, shape, tables))
+            option, job_usd = build_option(fit, gpu, offers_by_gpu.get(gpu_id, ()), workload, shape, tables)
+            options.append(option)
+            job_costs[gpu_id] = job_usd
     objective = workload.objective or ("cheapest" if workload.budget_usd is not None else "balanced")
-    options.sort(key=lambda o: (rank_key(o, gpus[o.gpu_id], objective), o.gpu_id))
+    options.sort(key=lambda o: (rank_key(o, gpus[o.gpu_id], objective, job_costs[o.gpu_id]), o.gpu_id))
     priced = [o for o in options if o.offer is not None] or options
-    top = tuple(with_findings(o, gpus[o.gpu_id], space.candidate(o.count, o.switches).setup, workload, tables)
+    top = tuple(with_findings(with_cost(o, workload, tables), gpus[o.gpu_id],
+                              space.candidate(o.count, o.switches).setup, workload, tables)
                 for o in priced[:TOP_OPTIONS])
     memory = top[0].memory if top else reference.estimate
     notable = sorted(rejections, key=lambda r: (-float(gpus[r.gpu_id].vram_gb), r.gpu_id))

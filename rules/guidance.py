@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from rules.setup import Setup
 from rules.tables import RuleTables
-from rules.timing import peak_tflops
+from rules.timing import break_even, peak_tflops
 from rules.types import GpuSpec, Provider, Workload
 from rules.verdict import Finding, Option
 
@@ -60,7 +60,24 @@ def option_findings(option: Option, gpu: GpuSpec, setup: Setup, workload: Worklo
         out.append(Finding("deadline.miss", "fail", {"hours": option.hours, "deadline_hours": workload.deadline_hours}))
     if gpu.software_stack.lower() == "rocm":
         out.append(Finding("stack.rocm", "warn", {"gpu": gpu.id}))
+    buy = _buy_vs_rent(option, gpu, tables)
+    if buy is not None:
+        out.append(buy)
     return tuple(out)
+
+
+def _buy_vs_rent(option: Option, gpu: GpuSpec, tables: RuleTables) -> Finding | None:
+    """Owning beats renting after break_even_hours of use (purchase / (rent - power per hour))."""
+    if option.offer is None:
+        return None
+    numbers = break_even(gpu, option.offer, tables)
+    if numbers is None:
+        return None
+    result: dict[str, float | int | str] = {**numbers, "gpus": option.count,
+                                            "power_usd_per_kwh": tables.power_usd_per_kwh}
+    if option.hours is not None:
+        result["job_share_of_break_even_pct"] = round(100 * option.hours / numbers["break_even_hours"], 2)
+    return Finding("cost.buy_vs_rent", "info", result)
 
 
 def guidance_findings(workload: Workload, setup: Setup, top: Sequence[Option], gpus: Mapping[str, GpuSpec],

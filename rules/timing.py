@@ -92,34 +92,49 @@ def offer_cost(offer: Offer, count: int, hours: float, *, rework: float) -> Deci
 
 def pick_offer(offers: Sequence[Offer], count: int, hours: float | None, *, spot: bool,
                rework: float, scan: int = 8) -> tuple[Offer | None, Decimal | None]:
-    """Cheapest offer for `count` GPUs among the first `scan` of the tier (offers sorted by $/GPU-h)."""
+    """Cheapest offer for `count` GPUs among the first `scan` of the tier, with its exact job cost."""
+    best, _ = cheapest_offer(offers, count, hours, spot=spot, rework=rework, scan=scan)
+    if best is None or hours is None:
+        return best, None
+    return best, offer_cost(best, count, hours, rework=rework if spot else 0.0)
+
+
+def cheapest_offer(offers: Sequence[Offer], count: int, hours: float | None, *, spot: bool,
+                   rework: float, scan: int = 8) -> tuple[Offer | None, float | None]:
+    """Cheapest offer (offers sorted by $/GPU-h) and its job cost as a float, for ranking."""
     wanted = "spot" if spot else "on-demand"
-    job_hours_ = hours if hours is not None else 1.0
-    extra = 1.0 + (rework if spot else 0.0)
+    seconds = (hours if hours is not None else 1.0) * (1.0 + (rework if spot else 0.0)) * 3600.0
+    need_whole = count <= 8
     best: Offer | None = None
     best_usd = math.inf
     seen = 0
     for offer in offers:
-        if offer.tier != wanted or (count <= 8 and offer.gpu_count < count):
+        if offer.tier != wanted or (need_whole and offer.gpu_count < count):
             continue
         seen += 1
-        step = max(offer.billing_increment_s, 1)
-        billed_h = math.ceil(job_hours_ * extra * 3600.0 / step) * step / 3600.0
-        usd = float(offer.usd_per_hour) * math.ceil(count / max(offer.gpu_count, 1)) * billed_h
+        step = offer.billing_increment_s if offer.billing_increment_s > 1 else 1
+        instances = -(-count // offer.gpu_count) if offer.gpu_count > 1 else count
+        usd = float(offer.usd_per_hour) * instances * (-(-seconds // step) * step / 3600.0)
         if usd < best_usd:
             best, best_usd = offer, usd
         if seen >= scan:
             break
     if best is None:
         return None, None
-    return best, offer_cost(best, count, hours, rework=rework if spot else 0.0) if hours is not None else None
+    return best, best_usd if hours is not None else None
 
 
 def break_even(gpu: GpuSpec, offer: Offer, tables: RuleTables) -> dict[str, float] | None:
-    """Hours of use at which buying beats renting, and the 3-year utilisation that means."""
+    """Hours of use at which buying beats renting, and the 3-year utilisation that means.
+
+    Power: board TDP x 1.3 for the host and cooling (a PUE-like overhead; Uptime Institute's 2023
+    survey puts the average data-centre PUE at 1.58, a home/office box at ~1.2-1.3) at the table's
+    $/kWh (rules/data/rule_tables.json power_source). Owning wins when the card is used more than
+    utilisation_3y_pct of the hours in three years (a typical depreciation period).
+    """
     if gpu.purchase_usd is None:
         return None
-    power_usd_per_hour = gpu.tdp_w / 1000 * 1.3 * tables.power_usd_per_kwh  # 1.3 = host + cooling
+    power_usd_per_hour = gpu.tdp_w / 1000 * 1.3 * tables.power_usd_per_kwh
     margin = float(offer.usd_per_gpu_hour) - power_usd_per_hour
     if margin <= 0:
         return None

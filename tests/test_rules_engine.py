@@ -87,10 +87,30 @@ def test_benchmark_whole_catalog_with_10000_offers():
     w = Workload(params_b=13, method="lora", tokens=5e7, spot=False)
     run(w, offers)
     times = []
-    for _ in range(20):
+    for _ in range(100):
         start = time.perf_counter()
         run(w, offers)
         times.append(time.perf_counter() - start)
-    median_ms = sorted(times)[10] * 1000
-    print(f"\nevaluate(): {len(GPUS)} GPUs, {sum(map(len, offers.values()))} offers: median {median_ms:.2f} ms")
+    times.sort()
+    median_ms, p99_ms, best_ms = times[50] * 1000, times[98] * 1000, times[0] * 1000
+    print(f"\nevaluate(): {len(GPUS)} GPUs, {sum(map(len, offers.values()))} offers: "
+          f"p50 {median_ms:.2f} ms, p99 {p99_ms:.2f} ms, min {best_ms:.2f} ms (shared 2-core machine)")
     assert median_ms < 15  # target well under 5 ms; slack for a shared 2-core machine
+
+
+def test_buy_vs_rent_break_even_for_a_priced_card():
+    """RTX 4090 (purchase_usd in the catalog): break-even = price / (rent - power per hour)."""
+    v = run(Workload(params_b=7, method="qlora", seq_len=512, batch_size=1, gpu="rtx-4090", tokens=1e7))
+    finding = next(f for f in v.options[0].findings if f.code == "cost.buy_vs_rent")
+    n = finding.numbers
+    power = GPUS["rtx-4090"].tdp_w / 1000 * 1.3 * tables().power_usd_per_kwh
+    assert n["power_usd_per_hour"] == pytest.approx(power, abs=1e-3)
+    assert n["break_even_hours"] == pytest.approx(
+        float(GPUS["rtx-4090"].purchase_usd) / (n["rent_usd_per_gpu_hour"] - power), rel=1e-3)
+    assert 0 < n["job_share_of_break_even_pct"] < 100
+
+
+def test_no_buy_vs_rent_without_a_purchase_price():
+    v = run(Workload(params_b=7, method="qlora", seq_len=512, batch_size=1, gpu="h100-sxm-80gb", tokens=1e7))
+    assert GPUS["h100-sxm-80gb"].purchase_usd is None
+    assert all(f.code != "cost.buy_vs_rent" for f in v.options[0].findings)
