@@ -280,3 +280,21 @@ def rearm_alert(engine: Engine, alert_id: int, *, error: str | None = None, arme
             update(PriceAlert).where(PriceAlert.id == alert_id)  # type: ignore[arg-type]
             .values(armed=armed, last_error=error[:MAX_ERROR_CHARS] if error else None)
         )
+
+
+def pause_workspace(engine: Engine, *, team_id: str, reason: str, now: datetime | None = None) -> int:
+    """The app was uninstalled or its tokens revoked: mark every digest of the workspace with the reason.
+
+    Subscriptions stay active, so a reinstall resumes them; until then each period fails as `no_token`
+    (recorded, never doubled), and App Home shows the reason.
+    """
+    from datetime import UTC
+
+    now = now or datetime.now(UTC)
+    with Session(engine) as s, s.begin():
+        result = s.execute(
+            update(DigestSubscription)
+            .where(DigestSubscription.team_id == team_id, DigestSubscription.status == "active")  # type: ignore[arg-type]
+            .values(last_error=reason[:MAX_ERROR_CHARS], last_error_at=now)
+        )
+        return int(result.rowcount or 0)  # type: ignore[attr-defined]

@@ -188,10 +188,10 @@ def compute_digest(
     believed: Mapping[SeriesKey, SeriesState] | None = None,
     gpu_order: Sequence[str] = (),
 ) -> DigestInput:
-    """The digest between the prices at `since` (or what a channel believes) and the latest prices."""
-    now = now or datetime.now(UTC)
-    imports = list_imports(engine, until=now)
+    """The digest between the prices at `since` (or what a channel believes) and those at `now` (None = latest)."""
+    imports = list_imports(engine, until=now)  # now=None: the latest prices, whenever observed
     now_prices = prices_at(engine, now, imports=imports, gpu_ids=gpu_filter)
+    now = now or datetime.now(UTC)
     if believed is None:
         old = prices_at(engine, since, imports=imports, gpu_ids=gpu_filter) if since is not None else {}
         believed = initial_states(old)
