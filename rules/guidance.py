@@ -86,6 +86,11 @@ def guidance_findings(workload: Workload, setup: Setup, top: Sequence[Option], g
     best = top[0] if top else None
     if not top:
         out.append(Finding("fit.none", "fail", {"gpus_tried": len(gpus)}))
+    if setup.method in ("inference", "diffusion"):
+        # No hours: no measured decode rates / image throughputs in the calibration data, and the
+        # Workload has no images x steps input; a guess would be presented as a fact.
+        reason = "no_measured_decode_rates" if setup.method == "inference" else "no_images_steps_input"
+        out.append(Finding("time.not_estimated", "info", {"method": setup.method, "reason": reason}))
     if workload.spot and setup.is_training:
         out.append(Finding("spot.checkpoint", "warn", {
             "interval_min": tables.checkpoint_interval_min, "rework_pct": round(100 * tables.spot_rework_fraction),

@@ -114,3 +114,10 @@ def test_no_buy_vs_rent_without_a_purchase_price():
     v = run(Workload(params_b=7, method="qlora", seq_len=512, batch_size=1, gpu="h100-sxm-80gb", tokens=1e7))
     assert GPUS["h100-sxm-80gb"].purchase_usd is None
     assert all(f.code != "cost.buy_vs_rent" for f in v.options[0].findings)
+
+
+@pytest.mark.parametrize("method", ["inference", "diffusion"])
+def test_inference_and_diffusion_say_why_there_are_no_hours(method):
+    v = run(Workload(params_b=8, method=method, tokens=1e7))
+    assert all(o.hours is None for o in v.options)
+    assert any(f.code == "time.not_estimated" and f.numbers["method"] == method for f in v.findings)
