@@ -78,7 +78,10 @@ def _language(language: str) -> str:
 def _similarity(question: str, phrasing: str, language: str) -> float:
     if language in CHAR_LEVEL_LANGUAGES:
         return float(fuzz.ratio(compact_text(question), compact_text(phrasing)))
-    return float(fuzz.token_set_ratio(normalise_text(question), normalise_text(phrasing)))
+    q, p = normalise_text(question), normalise_text(phrasing)
+    # token_set alone gives 100 to any one-word question contained in a phrasing ("memory");
+    # averaging with token_sort keeps word overlap but charges for what is missing.
+    return (fuzz.token_set_ratio(q, p) + fuzz.token_sort_ratio(q, p)) / 2.0
 
 
 def _best_phrasing(entry: Entry, question: str, language: str) -> tuple[float, str]:

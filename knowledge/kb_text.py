@@ -10,11 +10,13 @@ from dataclasses import dataclass
 
 # Latin letters incl. accents and Vietnamese (Latin-1, Extended-A/B, Extended Additional) and digits:
 # a Latin term must not be glued to one of these on either side ("mig" is not in "might").
-_LATIN_WORD = "0-9a-z\u00c0-\u024f\u1e00-\u1eff"
-_WORD_LEFT = rf"(?<![{_LATIN_WORD}])"
-_WORD_RIGHT = rf"(?![{_LATIN_WORD}])"
 _SPACES = re.compile(r"\s+")
-_ASCII_START = re.compile(rf"^[{_LATIN_WORD}]")
+
+
+def is_latin_word_char(ch: str) -> bool:
+    """Digits and Latin letters, accented and Vietnamese ones included (not CJK, not Hangul)."""
+    return (ch.isascii() and ch.isalnum()) or "\u00c0" <= ch <= "\u024f" or "\u1e00" <= ch <= "\u1eff"
+
 
 # Question cues that mark a conceptual ("why / what is / should I") question, per language.
 CONCEPTUAL_CUES: tuple[str, ...] = (
@@ -46,29 +48,36 @@ def compact_text(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class TermPattern:
-    """One surface form of a concept or keyword, compiled once."""
+    """One surface form of a concept or keyword (normalised), with its word-boundary needs."""
 
     surface: str
-    regex: re.Pattern[str] | None  # None = plain substring (CJK/Hangul/symbols)
+    word_start: bool  # must not follow a Latin letter/digit
+    word_end: bool  # must not be followed by one (False for "prefix*" terms and CJK endings)
 
     def found_in(self, normalised: str) -> bool:
-        """True when this surface form occurs in already-normalised text."""
-        if self.regex is None:
-            return self.surface in normalised
-        return self.regex.search(normalised) is not None
+        """True when this surface form occurs in already-normalised text with the required boundaries."""
+        at = normalised.find(self.surface)
+        while at >= 0:
+            end = at + len(self.surface)
+            left_ok = not self.word_start or at == 0 or not is_latin_word_char(normalised[at - 1])
+            right_ok = not self.word_end or end == len(normalised) or not is_latin_word_char(normalised[end])
+            if left_ok and right_ok:
+                return True
+            at = normalised.find(self.surface, at + 1)
+        return False
 
 
 def compile_term(surface: str) -> TermPattern:
-    """A Latin-script term needs word boundaries (a trailing `*` allows any ending); others match as substrings."""
+    """A term starting/ending with a Latin letter or digit needs a word boundary there; `*` allows any ending."""
     prefix = surface.endswith("*")
     core = normalise_text(surface.rstrip("*"))
     if not core:
         raise ValueError(f"empty term {surface!r}")
-    if not _ASCII_START.match(core) and not core[-1:].isascii():
-        return TermPattern(surface=core, regex=None)
-    left = _WORD_LEFT if _ASCII_START.match(core) else ""
-    right = "" if prefix or not re.match(rf"[{_LATIN_WORD}]", core[-1]) else _WORD_RIGHT
-    return TermPattern(surface=core, regex=re.compile(left + re.escape(core) + right))
+    return TermPattern(
+        surface=core,
+        word_start=is_latin_word_char(core[0]),
+        word_end=not prefix and is_latin_word_char(core[-1]),
+    )
 
 
 def hits(normalised: str, patterns: Iterable[TermPattern]) -> tuple[str, ...]:
