@@ -373,13 +373,13 @@ class Harness:
         return post(self.server.port, body, signed_headers(body))
 
 
-def start_harness(engine, slack: FakeSlack, core: FakeCore) -> AppServer:
+def start_harness(engine, slack: FakeSlack, core: Any, snapshots: Any = None) -> AppServer:
     settings = load_settings({
         "DATABASE_URL": engine.url.render_as_string(hide_password=False),
         "SLACK_BOT_TOKEN": "xoxb-1-test", "SLACK_SIGNING_SECRET": SIGNING_SECRET,
         "SLACK_API_URL": slack.api_url,
     })
-    return AppServer(wsgi_app(build_app(settings, engine=engine, core=core)))
+    return AppServer(wsgi_app(build_app(settings, engine=engine, core=core, snapshots=snapshots)))
 
 
 @pytest.fixture
