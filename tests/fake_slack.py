@@ -35,6 +35,7 @@ class Call:
     token: str | None
     status: int
     response: dict[str, Any]
+    at: float = field(default_factory=time.perf_counter)
 
     @property
     def method(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 
 from slack_bolt import App
 from slack_bolt.oauth.oauth_settings import OAuthSettings
@@ -18,11 +19,12 @@ from sqlalchemy import Engine
 from bot.settings import Settings
 from bot.slack import listeners
 from bot.slack.core import Core, PipelineCore, SnapshotHolder, snapshot_holder
-from bot.slack.services import Services
+from bot.slack.services import Services, utc_now
 from knowledge.slack_store import DbInstallationStore, DbOAuthStateStore
 
 log = logging.getLogger(__name__)
 
+LISTENER_THREADS = 16  # answers are CPU-light (ms) but wait on Slack's Web API
 # Must match manifest.json (a test compares them). channels/groups:history let a thread
 # follow-up be answered without a second mention; the handler only reads threads we answered.
 BOT_SCOPES = (
@@ -76,8 +78,10 @@ def build_app(settings: Settings, *, engine: Engine, core: Core, snapshots: Snap
         signing_secret=settings.slack_signing_secret,
         oauth_settings=oauth_settings,
         installation_store=installation_store,
-        # Acknowledge first, answer in a worker thread: Slack wants its 200 within 3 s.
-        process_before_response=False,
+        # Every listener is ack() on the request thread + a lazy function in the pool (listeners/lazy.py):
+        # the 200 goes back at once, without Bolt's 10 ms ack polling of process_before_response=False.
+        process_before_response=True,
+        listener_executor=ThreadPoolExecutor(max_workers=LISTENER_THREADS, thread_name_prefix="slack"),
     )
     services = Services(
         engine=engine,
@@ -97,4 +101,6 @@ def build_production_app(settings: Settings) -> App:
     engine = prepare_database(settings.database_url)
     snapshots = snapshot_holder(engine)
     snapshots.start_watching()
-    return build_app(settings, engine=engine, core=PipelineCore(snapshots), snapshots=snapshots)
+    core = PipelineCore(snapshots)
+    core.warm_up(utc_now())
+    return build_app(settings, engine=engine, core=core, snapshots=snapshots)

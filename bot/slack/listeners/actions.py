@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 import logging
 import re
-from functools import partial
 from typing import Any
 
-from slack_bolt import Ack, App, BoltContext, Respond
+from slack_bolt import App, BoltContext, Respond
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.render.actions import ACTION_ID
 from bot.slack.core import Reply
 from bot.slack.delivery import CHANNEL_REFUSALS, body_of, slack_error, without_share_button
+from bot.slack.listeners.lazy import acknowledge, register_lazy
 from bot.slack.language import question_language, user_language
 from bot.slack.notices import SHARE_ACTION, Message, notice_context_block, notice_message, shared_by_block
 from bot.slack.services import Services
@@ -29,21 +29,17 @@ ANY_ACTION = re.compile(r".*")
 
 
 def register(app: App, services: Services) -> None:
-    app.action(SHARE_ACTION)(partial(handle_share, services=services))
-    app.action(CARD_ACTIONS)(partial(handle_card_action, services=services))
+    register_lazy(app.action(SHARE_ACTION), handle_share, services)
+    register_lazy(app.action(CARD_ACTIONS), handle_card_action, services)
     # Link buttons and unknown ids still send block_actions: acknowledge, or Slack shows an error.
     app.action(ANY_ACTION)(acknowledge)
 
 
-def acknowledge(ack: Ack) -> None:
-    ack()
-
-
 def handle_card_action(
-    ack: Ack, body: dict[str, Any], action: dict[str, Any], context: BoltContext,
-    client: WebClient, respond: Respond | None, *, services: Services,
+    *, payload: dict[str, Any], body: dict[str, Any], context: BoltContext, client: WebClient,
+    respond: Respond | None, services: Services, **_: Any,
 ) -> None:
-    ack()
+    action = payload
     language = card_language(body, context, client, services)
     value = action.get("value") or (action.get("selected_option") or {}).get("value") or ""
     reply = services.core.apply_action(action["action_id"], value, lang=language, now=services.clock())
@@ -95,10 +91,10 @@ def send_fresh(body: dict[str, Any], client: WebClient, reply: Reply | Message) 
 
 
 def handle_share(
-    ack: Ack, body: dict[str, Any], action: dict[str, Any], context: BoltContext,
-    client: WebClient, respond: Respond | None, *, services: Services,
+    *, payload: dict[str, Any], body: dict[str, Any], context: BoltContext, client: WebClient,
+    respond: Respond | None, services: Services, **_: Any,
 ) -> None:
-    ack()
+    action = payload
     user_id = body["user"]["id"]
     reply = shared_reply(action.get("value") or "", body, context, client, services)
     shared = Message(

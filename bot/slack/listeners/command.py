@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
-from slack_bolt import Ack, App, BoltContext, Respond
+from slack_bolt import App, BoltContext, Respond
 from slack_sdk import WebClient
 
 from bot.render.messages import LANGUAGES, normalise_language
 from bot.slack.conversation import clean_text
 from bot.slack.delivery import body_of, with_share_button
 from bot.slack.digest_bridge import digest_command
+from bot.slack.listeners.lazy import register_lazy
 from bot.slack.language import question_language, user_language
 from bot.slack.notices import AUTO, Message, language_name, notice_message
 from bot.slack.services import Services
@@ -27,19 +27,14 @@ NOT_SHARED = frozenset({"help", "error", "clarification"})  # cards that make no
 
 
 def register(app: App, services: Services) -> None:
-    app.command(COMMAND)(partial(handle_gpu, services=services))
+    register_lazy(app.command(COMMAND), handle_gpu, services)
 
 
 def handle_gpu(
-    ack: Ack,
-    command: dict[str, Any],
-    respond: Respond,
-    client: WebClient,
-    context: BoltContext,
-    *,
-    services: Services,
+    *, payload: dict[str, Any], respond: Respond, client: WebClient, context: BoltContext,
+    services: Services, **_: Any,
 ) -> None:
-    ack()
+    command = payload
     text = clean_text(command.get("text", ""))
     subcommand, _, rest = text.partition(" ")
     team_id, user_id = str(context.team_id), command["user_id"]

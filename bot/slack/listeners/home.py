@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
-from slack_bolt import Ack, App, BoltContext
+from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
 
 from bot.slack.digest_bridge import home_lists
+from bot.slack.listeners.lazy import register_lazy
 from bot.slack.language import user_language
 from bot.slack.notices import AUTO, HOME_LANGUAGE_ACTION, home_view
 from bot.slack.services import Services
@@ -16,23 +16,22 @@ from knowledge.slack_store import find_user_pref, save_user_pref
 
 
 def register(app: App, services: Services) -> None:
-    app.event("app_home_opened")(partial(handle_home_opened, services=services))
-    app.action(HOME_LANGUAGE_ACTION)(partial(handle_language_picked, services=services))
+    register_lazy(app.event("app_home_opened"), handle_home_opened, services)
+    register_lazy(app.action(HOME_LANGUAGE_ACTION), handle_language_picked, services)
 
 
 def handle_home_opened(
-    event: dict[str, Any], context: BoltContext, client: WebClient, *, services: Services
+    *, payload: dict[str, Any], context: BoltContext, client: WebClient, services: Services, **_: Any
 ) -> None:
-    if event.get("tab") == "home":
-        publish_home(client, services, team_id=str(context.team_id), user_id=event["user"])
+    if payload.get("tab") == "home":
+        publish_home(client, services, team_id=str(context.team_id), user_id=payload["user"])
 
 
 def handle_language_picked(
-    ack: Ack, body: dict[str, Any], action: dict[str, Any], context: BoltContext,
-    client: WebClient, *, services: Services,
+    *, payload: dict[str, Any], body: dict[str, Any], context: BoltContext, client: WebClient,
+    services: Services, **_: Any,
 ) -> None:
-    ack()
-    picked = (action.get("selected_option") or {}).get("value")
+    picked = (payload.get("selected_option") or {}).get("value")
     user_id = body["user"]["id"]
     override = None if picked in (None, AUTO) else picked
     save_user_pref(services.engine, team_id=str(context.team_id), user_id=user_id, language_override=override)

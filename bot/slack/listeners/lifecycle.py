@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import logging
-from functools import partial
 from typing import Any
 
 from slack_bolt import App, BoltContext
 
 from bot.slack.digest_bridge import pause_workspace
+from bot.slack.listeners.lazy import register_lazy
 from bot.slack.services import Services
 from knowledge.slack_store import forget_workspace
 
@@ -16,11 +16,11 @@ log = logging.getLogger(__name__)
 
 
 def register(app: App, services: Services) -> None:
-    app.event("app_uninstalled")(partial(handle_uninstalled, services=services))
-    app.event("tokens_revoked")(partial(handle_tokens_revoked, services=services))
+    register_lazy(app.event("app_uninstalled"), handle_uninstalled, services)
+    register_lazy(app.event("tokens_revoked"), handle_tokens_revoked, services)
 
 
-def handle_uninstalled(context: BoltContext, *, services: Services) -> None:
+def handle_uninstalled(*, context: BoltContext, services: Services, **_: Any) -> None:
     team_id = str(context.team_id)
     log.warning("app uninstalled from team %s (enterprise %s)", team_id, context.enterprise_id)
     if services.installation_store is not None:
@@ -29,8 +29,10 @@ def handle_uninstalled(context: BoltContext, *, services: Services) -> None:
     pause_workspace(services, team_id=team_id, reason="app_uninstalled")
 
 
-def handle_tokens_revoked(event: dict[str, Any], context: BoltContext, *, services: Services) -> None:
-    tokens = event.get("tokens") or {}
+def handle_tokens_revoked(
+    *, payload: dict[str, Any], context: BoltContext, services: Services, **_: Any
+) -> None:
+    tokens = payload.get("tokens") or {}
     team_id = str(context.team_id)
     log.warning("tokens revoked in team %s: %s", team_id, {k: len(v) for k, v in tokens.items()})
     store = services.installation_store

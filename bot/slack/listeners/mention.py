@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
 
 from bot.slack.conversation import Turn, answer_turn, clean_text, first_delivery, is_from_person
+from bot.slack.listeners.lazy import register_lazy
 from bot.slack.services import Services
 
 
 def register(app: App, services: Services) -> None:
-    app.event("app_mention")(partial(handle_mention, services=services))
+    register_lazy(app.event("app_mention"), handle_mention, services)
 
 
 def handle_mention(
-    event: dict[str, Any], context: BoltContext, client: WebClient, *, services: Services
+    *, payload: dict[str, Any], context: BoltContext, client: WebClient, services: Services, **_: Any
 ) -> None:
+    event = payload
     if not is_from_person(event, context.bot_user_id):
         return
     thread_ts = event.get("thread_ts") or event["ts"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from slack_bolt import App, BoltContext
@@ -18,17 +17,19 @@ from bot.slack.conversation import (
     has_thread_context,
     is_from_person,
 )
+from bot.slack.listeners.lazy import register_lazy
 from bot.slack.services import Services
 
 
 def register(app: App, services: Services) -> None:
     # One listener for every message event, so none goes unacknowledged (Slack retries a 404).
-    app.event("message")(partial(handle_message, services=services))
+    register_lazy(app.event("message"), handle_message, services)
 
 
 def handle_message(
-    event: dict[str, Any], context: BoltContext, client: WebClient, *, services: Services
+    *, payload: dict[str, Any], context: BoltContext, client: WebClient, services: Services, **_: Any
 ) -> None:
+    event = payload
     if not is_from_person(event, context.bot_user_id):
         return
     turn = direct_turn(event, context) if event.get("channel_type") == "im" else None
