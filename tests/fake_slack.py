@@ -160,6 +160,11 @@ class FakeSlack:
             return {"ok": True, "message_ts": ts}
         if method == "views.publish":
             return {"ok": True, "view": {"id": "V0HOME", "type": "home", "blocks": params.get("view", {}).get("blocks", [])}}
+        if method == "oauth.v2.access":  # the shape of https://api.slack.com/methods/oauth.v2.access
+            return {"ok": True, "access_token": "xoxe.xoxb-1-rotating", "token_type": "bot",
+                    "scope": "commands,chat:write", "bot_user_id": BOT_USER_ID, "app_id": APP_ID,
+                    "team": {"name": "Fake", "id": TEAM_ID}, "enterprise": None, "is_enterprise_install": False,
+                    "authed_user": {"id": "U0ALICE"}, "refresh_token": "xoxe-1-refresh", "expires_in": 43200}
         if method == "conversations.info":
             return {"ok": True, "channel": {"id": channel, "is_member": True, "is_archived": False}}
         return {"ok": False, "error": "unknown_method"}
@@ -337,12 +342,12 @@ def post(port: int, body: str, headers: dict[str, str], path: str = "/slack/even
         conn.close()
 
 
-def get(port: int, path: str) -> tuple[int, str, dict[str, str]]:
+def get(port: int, path: str, headers: dict[str, str] | None = None) -> tuple[int, str, dict[str, str]]:
     import http.client
 
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
-        conn.request("GET", path)
+        conn.request("GET", path, headers=headers or {})
         response = conn.getresponse()
         return response.status, response.read().decode("utf-8"), dict(response.getheaders())
     finally:
