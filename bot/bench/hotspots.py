@@ -1,0 +1,53 @@
+"""Where the time goes when a budget is missed: cProfile over a callable, top functions by own time."""
+
+from __future__ import annotations
+
+import cProfile
+import pstats
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+def _where(filename: str, line: int, name: str) -> str:
+    short = filename.removeprefix(_ROOT + "/") if filename.startswith(_ROOT) else Path(filename).name
+    return f"{short}:{line}({name})"
+
+
+def profile(work: Callable[[], Any], *, top: int = 12) -> list[dict[str, Any]]:
+    """Run `work` under cProfile; the `top` functions by own time, with cumulative time and calls."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        work()
+    finally:
+        profiler.disable()
+    stats = pstats.Stats(profiler)
+    rows = []
+    for (filename, line, name), (_, calls, own_s, cumulative_s, _) in stats.stats.items():  # type: ignore[attr-defined]
+        rows.append({"where": _where(filename, line, name), "calls": calls,
+                     "own_ms": round(own_s * 1000, 1), "cumulative_ms": round(cumulative_s * 1000, 1)})
+    rows.sort(key=lambda r: r["own_ms"], reverse=True)
+    return rows[:top]
+
+
+def cumulative(work: Callable[[], Any], *, prefix: tuple[str, ...] = ("bot/", "rules/", "knowledge/"),
+               top: int = 12) -> list[dict[str, Any]]:
+    """Like `profile`, ranked by cumulative time and limited to the project's own functions."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        work()
+    finally:
+        profiler.disable()
+    stats = pstats.Stats(profiler)
+    rows = []
+    for (filename, line, name), (_, calls, own_s, cumulative_s, _) in stats.stats.items():  # type: ignore[attr-defined]
+        where = _where(filename, line, name)
+        if where.startswith(prefix) and "bot/bench/" not in where:
+            rows.append({"where": where, "calls": calls, "own_ms": round(own_s * 1000, 1),
+                         "cumulative_ms": round(cumulative_s * 1000, 1)})
+    rows.sort(key=lambda r: r["cumulative_ms"], reverse=True)
+    return rows[:top]
