@@ -99,7 +99,7 @@ def import_provider(engine: Engine, snapshot: Any, name: str, provider_catalog: 
     """One provider's catalog as one import run (observations + offers), in one transaction."""
     from importlib.metadata import version as package_version
 
-    from knowledge.prices import ImportReport, _write
+    from knowledge.prices import ImportReport, write_rows
 
     provider_id = PROVIDER_IDS.get(name, name)
     result = ProviderRefresh(name, provider_id, False, provider_catalog.version, len(provider_catalog.items))
@@ -111,7 +111,7 @@ def import_provider(engine: Engine, snapshot: Any, name: str, provider_catalog: 
     version = f"gpuhunt {package_version('gpuhunt')}; catalog {provider_catalog.version}"
     report = ImportReport(f"gpuhunt:{name}", provider_id, SOURCE, version, now, rows_read=len(provider_catalog.items))
     report.unmapped = dict(sorted(unmapped.items()))
-    _write(engine, report, rows, dict(snapshot.providers))
+    write_rows(engine, report, rows, dict(snapshot.providers))
     result.ok, result.observations, result.unmapped, result.import_id = True, report.observations, report.unmapped, report.import_id
     return result
 

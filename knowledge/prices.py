@@ -33,6 +33,8 @@ NO_PRICE_SENTINEL = Decimal("99999999")
 SIZE_MIB = re.compile(r"SizeInMiB['\"]?\s*:\s*(\d+)")
 FORMATS = ("skypilot", "csv", "json")
 TIERS = ("on-demand", "spot", "reserved")
+# Sources whose import lists a provider's whole catalog, so an offer missing from it has vanished.
+FULL_CATALOG_SOURCES = ("skypilot", "gpuhunt")
 
 
 class PriceImportError(ValueError):
@@ -255,7 +257,7 @@ def import_prices(
             if r.provider_id not in snapshot.providers:
                 raise PriceImportError(_unknown_provider(r.provider_id, snapshot.providers))
     report.unmapped = dict(sorted(unmapped.items()))
-    _write(engine, report, rows, snapshot.providers)
+    write_rows(engine, report, rows, snapshot.providers)
     return report
 
 
@@ -263,7 +265,8 @@ def _unknown_provider(provider_id: str | None, known: object) -> str:
     return f"provider {provider_id!r} is not in the catalog; known: {', '.join(sorted(known))}"  # type: ignore[call-overload]
 
 
-def _write(engine: Engine, report: ImportReport, rows: list[PriceRow], providers: dict) -> None:  # type: ignore[type-arg]
+def write_rows(engine: Engine, report: ImportReport, rows: list[PriceRow], providers: dict) -> None:  # type: ignore[type-arg]
+    """Store mapped rows as one import (observations + offers) in one transaction."""
     marketplace = {p for p, spec in providers.items() if spec.kind == "marketplace"}
     plain = collapse_zones(r for r in rows if r.provider_id not in marketplace)
     summarised = summarise_marketplace(r for r in rows if r.provider_id in marketplace)
@@ -308,7 +311,8 @@ def _observation(run: tables.ImportRun, r: PriceRow, report: ImportReport) -> di
 
 def _upsert_offers(session: Session, offers: list[PriceRow], gpus: dict, report: ImportReport, providers: dict) -> tuple[int, int]:  # type: ignore[type-arg]
     """Latest price per key; offers of these providers missing from this import become inactive."""
-    touched = {r.provider_id for r in offers} | ({report.provider_id} if report.provider_id and report.source == "skypilot" else set())
+    full = report.provider_id and report.source in FULL_CATALOG_SOURCES
+    touched = {r.provider_id for r in offers} | ({report.provider_id} if full else set())
     existing = {
         (o.provider_id, o.instance_type, o.region, o.tier): o
         for o in session.execute(select(tables.Offer).where(tables.Offer.provider_id.in_(touched))).scalars()  # type: ignore[attr-defined]
@@ -333,10 +337,11 @@ def _upsert_offers(session: Session, offers: list[PriceRow], gpus: dict, report:
     if new_rows:
         session.execute(insert(tables.Offer), new_rows)
     gone = 0
-    if report.source == "skypilot":  # a full catalog of a provider: what it no longer lists is gone
+    if report.source in FULL_CATALOG_SOURCES:  # a provider's full catalog: what it no longer lists is gone
         for key, offer in existing.items():
             if key not in seen and offer.active:
                 offer.active = False
                 gone += 1
     session.flush()
     return len(offers), gone
+
