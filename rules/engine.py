@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from rules.diffusion import find_diffusion_model
 from rules.guidance import guidance_findings, option_findings
+from rules.notable import notable_rejects
 from rules.plans import CandidateSpace, Fit, counts_for, fit_gpu
+from rules.ranking import REFERENCE_TOKENS, Scored, capacity_of, objective_for, plan_usd_per_hour, rank
 from rules.setup import DEFAULT_METHOD, Setup
 from rules.shapes import Shape, shape_from_model, typical_shape, with_params
 from rules.tables import RuleTables
@@ -18,7 +20,19 @@ from rules.verdict import Finding, Number, Option, Rejection, Verdict
 
 DEFAULT_PARAMS_B = 8.0
 TOP_OPTIONS = 3
-NOTABLE_REJECTS = 4
+# Default dataset when the objective is cost and no size was given: typical instruction-tuning sets
+# hold 1k-100k examples (LIMA 1,000, arXiv:2305.11206; Dolly 15,011; Alpaca 52,002), 10k is their
+# geometric middle; one epoch, each sample at the sequence length. Stated in the assumptions.
+DEFAULT_SAMPLES = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class Search:
+    """One pass of the fit search over a pool of GPUs."""
+
+    scored: list[Scored]
+    rejections: list[Rejection]
+    fits: dict[str, Fit]
 
 
 def resolve_shape(workload: Workload, method: str) -> tuple[Shape, list[Finding]]:
@@ -67,22 +81,31 @@ def assumptions_of(workload: Workload, setup: Setup, shape: Shape) -> tuple[dict
     return values, defaulted
 
 
-def build_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Workload,
-                 shape: Shape, tables: RuleTables) -> tuple[Option, float | None]:
-    """The option (exact Decimal cost filled in later, for shown options only) and its float cost."""
+def score_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Workload,
+                 shape: Shape, tables: RuleTables) -> Scored:
+    """The option (exact Decimal cost filled in later, for shown options only) and its ranking numbers."""
     candidate = fit.candidate
     assert candidate is not None
     setup = candidate.setup
     tokens = dataset_tokens(workload, setup)
-    hours = None
-    if tokens is not None and setup.method not in ("inference", "diffusion"):
+    timed = setup.method not in ("inference", "diffusion")
+    hours = ref_hours = None
+    if timed:
         hours = job_hours(tokens, shape.active_params_b, gpu, candidate.count, setup, tables,
-                          workload.precision)
-    offer, cost = cheapest_offer(offers, candidate.count, hours, spot=bool(workload.spot),
-                                 rework=tables.spot_rework_fraction)
+                          workload.precision) if tokens is not None else None
+        ref_hours = hours if hours is not None else job_hours(
+            REFERENCE_TOKENS, shape.active_params_b, gpu, candidate.count, setup, tables, workload.precision)
+    rework = tables.spot_rework_fraction
+    offer, cost = cheapest_offer(offers, candidate.count, hours, spot=bool(workload.spot), rework=rework)
+    per_hour = plan_usd_per_hour(offer, candidate.count)
+    work_usd = cost
+    if work_usd is None and per_hour is not None and ref_hours is not None:
+        work_usd = per_hour * ref_hours * (1.0 + (rework if workload.spot else 0.0))
     nodes = max(1, -(-candidate.count // 8))
-    return Option(gpu.id, candidate.count, nodes, setup.sharding, candidate.switches, candidate.estimate,
-                  round(hours, 3) if hours is not None else None, None, offer, ()), cost
+    option = Option(gpu.id, candidate.count, nodes, setup.sharding, candidate.switches, candidate.estimate,
+                    round(hours, 3) if hours is not None else None, None, offer, ())
+    pcie_many = candidate.count > 2 and not gpu.has_nvlink_class_link
+    return Scored(option, work_usd, per_hour, ref_hours, capacity_of(gpu, candidate.count, setup.method), pcie_many)
 
 
 def with_cost(option: Option, workload: Workload, tables: RuleTables) -> Option:
@@ -98,56 +121,89 @@ def with_findings(option: Option, gpu: GpuSpec, setup: Setup, workload: Workload
     return replace(option, findings=option_findings(option, gpu, setup, workload, tables))
 
 
-def rank_key(option: Option, gpu: GpuSpec, objective: str, job_usd: float | None) -> tuple[float, ...]:
-    """Lower is better. Cost per job when known, else price per hour per delivered TFLOPS."""
-    usd_hour = float(option.offer.usd_per_hour) if option.offer else float("inf")
-    throughput = option.count * (gpu.bf16_dense_tflops or gpu.fp16_dense_tflops)
-    cost = job_usd if job_usd is not None else usd_hour / throughput * 1000
-    hours = option.hours if option.hours is not None else 1000.0 / throughput
-    complexity = (option.count - 1) * 0.25 + 0.1 * len(option.switches)
-    if objective == "cheapest":
-        return (cost, hours)
-    if objective == "fastest":
-        return (hours, cost)
-    if objective == "simplest":
-        return (option.count, len(option.switches), cost)
-    return (cost * (1 + complexity) * (hours ** 0.25), hours)
+def effective_workload(workload: Workload, method: str, objective: str) -> tuple[Workload, bool]:
+    """With the cheapest objective and no dataset size, a stated default dataset makes cost per job computable."""
+    if objective != "cheapest" or method in ("inference", "diffusion") or workload.tokens or workload.samples:
+        return workload, False
+    return replace(workload, samples=DEFAULT_SAMPLES), True
+
+
+def search(pool: Mapping[str, GpuSpec], space: CandidateSpace, counts: tuple[int, ...], work: Workload,
+           offers_by_gpu: Mapping[str, Sequence[Offer]], shape: Shape, tables: RuleTables) -> Search:
+    scored: list[Scored] = []
+    rejections: list[Rejection] = []
+    fits: dict[str, Fit] = {}
+    for gpu_id, gpu in pool.items():
+        fit = fit_gpu(gpu, space, counts, tables.headroom_fraction)
+        fits[gpu_id] = fit
+        if fit.rejection is not None:
+            rejections.append(fit.rejection)
+        else:
+            scored.append(score_option(fit, gpu, offers_by_gpu.get(gpu_id, ()), work, shape, tables))
+    return Search(scored, rejections, fits)
+
+
+def pinned_finding(gpu_id: str, search_result: Search, gpus: Mapping[str, GpuSpec]) -> Finding:
+    """A direct yes/no for the GPU (and count) the user named, with its per-GPU need."""
+    fit = search_result.fits[gpu_id]
+    if fit.candidate is not None:
+        estimate = fit.candidate.estimate
+        return Finding("fit.pinned", "pass", {
+            "gpu": gpu_id, "gpus": fit.candidate.count, "needed_gib": round(estimate.per_gpu_gib, 1),
+            "has_gib": gpus[gpu_id].vram_gb, "switches": ",".join(fit.candidate.switches)})
+    assert fit.rejection is not None
+    numbers = fit.rejection.numbers
+    return Finding("fit.pinned", "fail", {
+        "gpu": gpu_id, "gpus": numbers["gpus"], "needed_gib": numbers["needed_gib"],
+        "has_gib": numbers["has_gib"], "reason": fit.rejection.code})
+
+
+def with_alternatives(ranked: list[Option], alternatives: list[Option], pinned_gpu: str | None) -> list[Option]:
+    """The pinned plan first (when it fits), else the pinned GPU's own larger plan, then the best others."""
+    own = [o for o in alternatives if o.gpu_id == pinned_gpu]
+    others = [o for o in alternatives if o.gpu_id != pinned_gpu]
+    if ranked and pinned_gpu is None:
+        return ranked
+    return (ranked or own[:1]) + others
 
 
 def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
                       offers_by_gpu: Mapping[str, Sequence[Offer]], providers: Mapping[str, Provider],
                       tables: RuleTables) -> Verdict:
     method = resolve_method(workload)
-    shape, findings = resolve_shape(workload, method)
-    widen = 0.1 if shape.assumed else 0.0
-    space = CandidateSpace(workload, shape, method, widen)
-    counts = counts_for(workload, method)
-    reference = space.candidate(counts[0], ())
-    assumptions, defaulted = assumptions_of(workload, reference.setup, shape)
-    pool = {workload.gpu: gpus[workload.gpu]} if workload.gpu in gpus else gpus
-    options: list[Option] = []
-    job_costs: dict[str, float | None] = {}
-    rejections: list[Rejection] = []
-    for gpu_id, gpu in pool.items():
-        fit = fit_gpu(gpu, space, counts, tables.headroom_fraction)
-        if fit.rejection is not None:
-            rejections.append(fit.rejection)
-        else:
-            option, job_usd = build_option(fit, gpu, offers_by_gpu.get(gpu_id, ()), workload, shape, tables)
-            options.append(option)
-            job_costs[gpu_id] = job_usd
-    objective = workload.objective or ("cheapest" if workload.budget_usd is not None else "balanced")
-    options.sort(key=lambda o: (rank_key(o, gpus[o.gpu_id], objective, job_costs[o.gpu_id]), o.gpu_id))
-    priced = [o for o in options if o.offer is not None] or options
-    top = tuple(with_findings(with_cost(o, workload, tables), gpus[o.gpu_id],
-                              space.candidate(o.count, o.switches).setup, workload, tables)
+    objective = objective_for(workload)
+    work, dataset_assumed = effective_workload(workload, method, objective)
+    shape, findings = resolve_shape(work, method)
+    space = CandidateSpace(work, shape, method, 0.1 if shape.assumed else 0.0)
+    counts = counts_for(work, method)
+    pinned_gpu = workload.gpu if workload.gpu in gpus else None
+    pool = {pinned_gpu: gpus[pinned_gpu]} if pinned_gpu else gpus
+    hours_known = bool(work.tokens or work.samples)
+    found = search(pool, space, counts, work, offers_by_gpu, shape, tables)
+    ranked = rank(found.scored, objective, hours_known)
+    if pinned_gpu is not None or (workload.gpus and not ranked):
+        alt_counts = counts_for(replace(work, gpus=None), method)
+        alternatives = search(gpus, space, alt_counts, work, offers_by_gpu, shape, tables)
+        ranked = with_alternatives(ranked, rank(alternatives.scored, objective, hours_known), pinned_gpu)
+        extra_rejections = [r for r in alternatives.rejections if r.gpu_id != pinned_gpu]
+    else:
+        alternatives, extra_rejections = found, []
+    if pinned_gpu is not None:
+        findings.append(pinned_finding(pinned_gpu, found, gpus))
+    priced = [o for o in ranked if o.offer is not None] or ranked
+    top = tuple(with_findings(with_cost(o, work, tables), gpus[o.gpu_id],
+                              space.candidate(o.count, o.switches).setup, work, tables)
                 for o in priced[:TOP_OPTIONS])
+    reference = space.candidate(counts[0], ())
+    chosen = space.candidate(top[0].count, top[0].switches).setup if top else reference.setup
+    assumptions, defaulted = assumptions_of(workload, chosen, shape)
+    if dataset_assumed:
+        assumptions["samples"] = DEFAULT_SAMPLES
+        defaulted += ("samples",)
     memory = top[0].memory if top else reference.estimate
-    notable = sorted(rejections, key=lambda r: (-float(gpus[r.gpu_id].vram_gb), r.gpu_id))
+    notable = notable_rejects(found.rejections + extra_rejections, alternatives, top, pinned_gpu, gpus, tables)
     tier = pick_tier(tables.tier_rows, method, shape.params_b, top[0] if top else None, reference.estimate)
     findings += guidance_findings(workload, reference.setup, top, gpus, providers, tables)
     if workload.gpu and workload.gpu not in gpus:
         findings.append(Finding("gpu.unknown", "warn", {"gpu": workload.gpu}))
-    return Verdict(workload, assumptions, defaulted, memory, top, tuple(notable[:NOTABLE_REJECTS]),
-                   tuple(findings), tier)
-
+    return Verdict(workload, assumptions, defaulted, memory, top, notable, tuple(findings), tier)

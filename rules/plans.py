@@ -11,7 +11,9 @@ from rules.shapes import Shape
 from rules.types import GpuSpec, Workload
 from rules.verdict import MemoryEstimate, Rejection
 
-SWITCH_ORDER = ("checkpointing", "8bit_optimizer", "qlora", "offload")
+# micro_batch: micro-batch 1 with gradient accumulation keeps the effective batch (same maths, same
+# tokens per optimizer step) and halves activations and logits; offered only when the user gave no batch.
+SWITCH_ORDER = ("checkpointing", "micro_batch", "8bit_optimizer", "qlora", "offload")
 NODE_COUNTS = (1, 2, 4, 8)
 MULTINODE_COUNTS = (16, 32, 64)
 GPUS_PER_NODE = 8
@@ -32,6 +34,7 @@ class Fit:
     gpu_id: str
     candidate: Candidate | None
     rejection: Rejection | None
+    need_gib: float = 0.0  # per-GPU need at the first count tried (one card), every allowed switch on
 
 
 def _applicable(switch: str, setup: Setup) -> bool:
@@ -39,6 +42,8 @@ def _applicable(switch: str, setup: Setup) -> bool:
         return False
     if switch == "checkpointing":
         return setup.checkpointing == "none"
+    if switch == "micro_batch":
+        return setup.batch_size > 1
     if switch == "8bit_optimizer":
         return setup.method in ("full", "pretrain", "diffusion") and "8bit" not in setup.optimizer
     if switch == "qlora":
@@ -91,6 +96,8 @@ class CandidateSpace:
         allowed = self._workload.allowed_switches
         if self._workload.grad_checkpointing is None:
             allowed = allowed | {"checkpointing"}  # not constrained by the user: free to turn on
+        if self._workload.batch_size is None:
+            allowed = allowed | {"micro_batch"}
         return switch_ladders(self.base_setup(count), allowed)
 
     def candidate(self, count: int, switches: tuple[str, ...]) -> Candidate:
@@ -126,9 +133,21 @@ def usable_gib(gpu: GpuSpec, headroom_fraction: float) -> float:
     return gpu.vram_gb * (1.0 - headroom_fraction)
 
 
+def usable_counts(gpu: GpuSpec, counts: tuple[int, ...]) -> tuple[int, ...]:
+    """Counts this card may be offered at: one node for consumer cards and cards without a fabric."""
+    if gpu.segment == "consumer" or not gpu.multinode_fabric:
+        return tuple(c for c in counts if c <= GPUS_PER_NODE) or counts[:1]
+    return counts
+
+
 def fit_gpu(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headroom: float) -> Fit:
-    """Smallest count (then fewest switches) whose per-GPU estimate fits; else why not."""
+    """Smallest count (then fewest switches) whose per-GPU estimate fits; else why not.
+
+    A rejection reports the per-GPU need on the most cards this GPU may be offered at, with every
+    allowed switch on: how far off the best it could do is, not the unoptimised one-card figure.
+    """
     limit = usable_gib(gpu, headroom)
+    single = round(space.candidate(counts[0], space.ladders(counts[0])[-1]).estimate.per_gpu_gib, 1)
     blocked: str | None = None
     for count in counts:
         if count > GPUS_PER_NODE and (gpu.segment == "consumer" or not gpu.multinode_fabric):
@@ -138,10 +157,11 @@ def fit_gpu(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headro
         for switches in space.ladders(count):
             candidate = space.candidate(count, switches)
             if candidate.estimate.per_gpu_gib <= limit:
-                return Fit(gpu.id, candidate, None)
-    need = space.candidate(counts[0], ()).estimate.per_gpu_gib
+                return Fit(gpu.id, candidate, None, single)
+    most = usable_counts(gpu, counts)[-1]
+    need = space.candidate(most, space.ladders(most)[-1]).estimate.per_gpu_gib
     numbers: dict[str, float | int | str] = {
-        "needed_gib": round(need, 1), "has_gib": gpu.vram_gb, "max_gpus_tried": counts[-1],
+        "needed_gib": round(need, 1), "has_gib": gpu.vram_gb, "gpus": most, "max_gpus_tried": counts[-1],
     }
     code = blocked or "fit.vram"
-    return Fit(gpu.id, None, Rejection(gpu.id, code, numbers))
+    return Fit(gpu.id, None, Rejection(gpu.id, code, numbers), single)

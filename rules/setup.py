@@ -155,9 +155,11 @@ def resolve_setup(workload: Workload, *, method: str, gpus: int) -> Setup:
 
 
 def with_switch(setup: Setup, switch: str) -> Setup:
-    """The setup with one memory-saving switch turned on (checkpointing, 8bit_optimizer, qlora, offload)."""
+    """The setup with one memory-saving switch on (checkpointing, micro_batch, 8bit_optimizer, qlora, offload)."""
     if switch == "checkpointing":
         return replace(setup, checkpointing="full")
+    if switch == "micro_batch":
+        return replace(setup, batch_size=1)  # gradient accumulation keeps the effective batch
     if switch == "8bit_optimizer":
         return replace(setup, optimizer="adamw8bit")
     if switch == "qlora":

@@ -42,6 +42,7 @@ class RuleTables:
     checkpoint_interval_min: float  # recommended checkpoint interval on spot
     power_usd_per_kwh: float  # for buy vs rent
     source: str
+    popular_gpus: tuple[str, ...] = ()  # cards people ask about: shown as near misses when they miss
 
 
 def _number(row: Mapping[str, Any], key: str, where: str) -> float | None:
@@ -131,4 +132,11 @@ def parse_rule_tables(data: Any, *, source: str) -> RuleTables:
         checkpoint_interval_min=_scalar(data, "checkpoint_interval_min", source, 1.0, 600.0),
         power_usd_per_kwh=_scalar(data, "power_usd_per_kwh", source, 0.0, 2.0),
         source=source,
+        popular_gpus=_id_list(data.get("popular_gpus", []), source),
     )
+
+
+def _id_list(raw: Any, source: str) -> tuple[str, ...]:
+    if not isinstance(raw, list) or not all(isinstance(item, str) and item for item in raw):
+        raise RuleTableError(f"{source}: popular_gpus: expected a list of catalog GPU ids")
+    return tuple(raw)

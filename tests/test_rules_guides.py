@@ -19,6 +19,11 @@ def run(workload: Workload):
     return evaluate(workload, gpus=GPUS, offers_by_gpu=OFFERS, providers=providers(), tables=tables())
 
 
+def pinned(verdict):
+    """The engine's direct yes/no for the GPU the workload names (alternatives follow it in options)."""
+    return next(f for f in verdict.findings if f.code == "fit.pinned")
+
+
 @pytest.mark.parametrize("batch", [4, 8])
 def test_7b_qlora_fits_one_24gb_card(batch):
     """guides/001_650effb1fd5dabe1.txt:106-107: 7B QLoRA on a single RTX 4090 (24GB), batch ~4-8, 4-bit
@@ -61,7 +66,8 @@ def test_sdxl_on_24gb(resolution, fits):
     2048x2048 exceeds 24 GB (recipe: 8-bit AdamW + gradient checkpointing, the usual 24 GB recipe)."""
     verdict = run(Workload(method="diffusion", resolution=resolution, batch_size=1, optimizer="adamw8bit",
                            grad_checkpointing="full", gpu="rtx-4090"))
-    assert bool(verdict.options) is fits
+    assert (pinned(verdict).outcome == "pass") is fits
+    assert (verdict.options[0].gpu_id == "rtx-4090") is fits
 
 
 def test_rtx_5090_does_not_hold_a_70b_model():
@@ -69,6 +75,7 @@ def test_rtx_5090_does_not_hold_a_70b_model():
     even NF4 weights of 70B are ~35 GiB (0.516 B/param) before activations; the engine must refuse."""
     verdict = run(Workload(model=model("meta-llama/Llama-3.1-70B"), method="qlora", seq_len=512, batch_size=1,
                            gpus=1, gpu="rtx-5090"))
-    assert not verdict.options
-    assert verdict.rejected[0].code == "fit.vram"
+    assert pinned(verdict).outcome == "fail"
+    assert all(o.gpu_id != "rtx-5090" or o.count > 1 for o in verdict.options)  # only as an alternative
+    assert verdict.rejected[0].gpu_id == "rtx-5090" and verdict.rejected[0].code == "fit.vram"
     assert float(verdict.rejected[0].numbers["needed_gib"]) > 32

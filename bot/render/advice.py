@@ -18,6 +18,7 @@ MAX_REJECTS = 5
 MAX_FINDINGS = 6
 # Defaults the card shows elsewhere (the plan line) or that only restate "not asked for".
 QUIET_DEFAULTS = frozenset({"gpus", "sharding", "offload", "spot", "method"})
+VERDICT_CODES = frozenset({"fit.pinned"})  # said in the verdict line, not repeated under "Good to know"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +54,25 @@ def provider_label(view: RecommendationView, provider_id: str) -> str:
     return provider.name if provider is not None else provider_id
 
 
+def pinned_line(view: RecommendationView, f: Formatter) -> str:
+    """A direct yes/no when the user named a GPU (and count), with the per-GPU need there; else ""."""
+    finding = next((x for x in view.verdict.findings if x.code == "fit.pinned"), None)
+    if finding is None:
+        return ""
+    numbers = finding.numbers
+    key = "rec.pinned.pass" if finding.outcome == "pass" else "rec.pinned.fail"
+    return f.messages.text(key, count=numbers["gpus"], gpu=gpu_name(view, str(numbers["gpu"])),
+                           needed_gib=f.gib(float(numbers["needed_gib"])), has_gib=f.gib(float(numbers["has_gib"])))
+
+
 def verdict_line(view: RecommendationView, f: Formatter) -> str:
-    """The one-line answer: best pick with time and cost, or why nothing fits."""
+    """The one-line answer (after the yes/no for a named GPU): best pick with time and cost, or why nothing fits."""
+    pinned = pinned_line(view, f)
+    best = _best_line(view, f)
+    return f"{pinned}\n{best}" if pinned else best
+
+
+def _best_line(view: RecommendationView, f: Formatter) -> str:
     if not view.verdict.options:
         return f.messages.text("rec.verdict_none")
     top = view.verdict.options[0]
@@ -136,6 +154,8 @@ def assumption_text(view: RecommendationView, f: Formatter) -> str:
         if key not in view.verdict.assumptions or key in QUIET_DEFAULTS:
             continue
         value = view.verdict.assumptions[key]
+        if key == "model" and str(value).startswith("typical-"):
+            continue  # an internal shape id: the parameter count and the model.missing finding say it
         label = f.messages.plain(f"field.{key}") if f.messages.has(f"field.{key}") else key
         parts.append(f"{label} {_assumed_value(key, value, f)}")
     return " · ".join(parts)
@@ -162,7 +182,7 @@ def finding_lines(view: RecommendationView, f: Formatter) -> list[str]:
         findings.extend(view.verdict.options[0].findings)
     seen, lines = set(), []
     for finding in findings:
-        if finding.outcome == "pass" or finding.code in seen:
+        if finding.outcome == "pass" or finding.code in seen or finding.code in VERDICT_CODES:
             continue
         seen.add(finding.code)
         extra = {"gpu": gpu_name(view, str(finding.numbers["gpu"]))} if "gpu" in finding.numbers else {}

@@ -85,8 +85,9 @@ def fit_lines_for(workload: Workload, gpu_ids: tuple[str, ...], snapshot: Any) -
         method = str(verdict.assumptions.get("method", ""))
         summary = f"{model_label(verdict)} · {method}"
         name = snapshot.gpus[gpu_id].name
+        pinned = next((x for x in verdict.findings if x.code == "fit.pinned"), None)
         option = next((o for o in verdict.options if o.gpu_id == gpu_id), None)
-        if option is not None:
+        if option is not None and (pinned is None or pinned.outcome == "pass"):
             lines.append(FitLine(name, option.count, option.memory.per_gpu_gib, option.hours, option.cost_usd))
             continue
         rejection = next((r for r in verdict.rejected if r.gpu_id == gpu_id), None)

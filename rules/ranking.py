@@ -1,0 +1,111 @@
+"""Ranking the fitting plans by the user's objective: cost per job, time, simplicity, or a documented balance.
+
+Objectives (DESIGN §3 "Ranking"):
+- cheapest (the default when a budget is mentioned): lowest cost per job when the hours are known
+  (the engine assumes a stated default dataset when none is given), else the lowest $/hour of the
+  whole plan (instances x instance $/hour), i.e. inference and diffusion, which have no hours;
+- fastest: fewest hours (or most delivered compute), then cost;
+- simplest: fewest nodes, GPUs and switches, then cost;
+- balanced (no budget, no objective): cost per job of the work, with a small surcharge for
+  operational burden (+5 % per extra GPU, +25 % for more than two cards without an NVLink-class
+  link, +10 % per extra node, +5 % per memory-saving switch, +50 % for CPU offload);
+  plans whose balanced cost is within 5 % of each other (log-spaced bands from the best) are
+  ordered by hours, so a faster plan wins only when it is (nearly) as cheap per job. When the
+  dataset is unknown, the cost per job is taken for a reference amount of work: the ordering
+  does not depend on the amount (every plan's hours scale with it), only billing rounding does.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from rules.types import GpuSpec, Offer, Workload
+from rules.verdict import Option
+
+REFERENCE_TOKENS = 1e8  # amount of work used to compare plans when the dataset size is unknown
+BALANCED_BAND = 0.05
+GPU_SURCHARGE = 0.05
+PCIE_MANY_SURCHARGE = 0.25
+NODE_SURCHARGE = 0.10
+SWITCH_SURCHARGE = {"offload": 0.50}
+DEFAULT_SWITCH_SURCHARGE = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """An option with what ranking needs: cost of the work, plan $/hour, hours (job or reference)."""
+
+    option: Option
+    work_usd: float | None  # cost per job (real hours) or per reference job; None without offer or hours
+    plan_usd_per_hour: float | None  # whole plan on its offer; None without offer
+    hours: float | None  # job hours, else reference hours; None for methods without a time model
+    capacity: float  # delivered compute proxy (count x peak), for options without hours
+    pcie_many: bool = False  # more than two cards joined only by PCIe
+
+
+def objective_for(workload: Workload) -> str:
+    if workload.objective:
+        return workload.objective
+    if workload.budget_usd is not None or workload.budget_usd_per_hour is not None:
+        return "cheapest"
+    return "balanced"
+
+
+def plan_usd_per_hour(offer: Offer | None, count: int) -> float | None:
+    """What the plan costs per hour: whole instances needed x instance price."""
+    if offer is None:
+        return None
+    instances = -(-count // offer.gpu_count) if offer.gpu_count > 1 else count
+    return float(offer.usd_per_hour) * instances
+
+
+def capacity_of(gpu: GpuSpec, count: int, method: str) -> float:
+    """Delivered compute proxy: bandwidth for inference (decode is memory bound), else dense peak."""
+    per_gpu = gpu.memory_bandwidth_gbs if method == "inference" else (gpu.bf16_dense_tflops or gpu.fp16_dense_tflops)
+    return count * per_gpu
+
+
+def _surcharge(s: Scored) -> float:
+    option = s.option
+    extra = GPU_SURCHARGE * (option.count - 1) + NODE_SURCHARGE * (option.nodes - 1)
+    extra += sum(SWITCH_SURCHARGE.get(s, DEFAULT_SWITCH_SURCHARGE) for s in option.switches)
+    return 1.0 + extra + (PCIE_MANY_SURCHARGE if s.pcie_many else 0.0)
+
+
+def _work(s: Scored) -> float:
+    """Cost of the work; without hours, $/hour per unit of delivered capacity."""
+    if s.work_usd is not None:
+        return s.work_usd
+    if s.plan_usd_per_hour is not None:
+        return s.plan_usd_per_hour / max(s.capacity, 1e-9)
+    return math.inf
+
+
+def _balanced(s: Scored) -> float:
+    return _work(s) * _surcharge(s)
+
+
+def rank(scored: list[Scored], objective: str, hours_known: bool) -> list[Option]:
+    """Options best first; ties broken by GPU id so the same input gives the same order."""
+    if objective == "cheapest":
+        def key(s: Scored) -> tuple:
+            cost = s.work_usd if hours_known and s.work_usd is not None else s.plan_usd_per_hour
+            return (cost if cost is not None else math.inf, s.hours or 0.0, s.option.gpu_id)
+    elif objective == "fastest":
+        def key(s: Scored) -> tuple:
+            hours = s.hours if s.hours is not None else 1.0 / max(s.capacity, 1e-9)
+            return (hours, _work(s), s.option.gpu_id)
+    elif objective == "simplest":
+        def key(s: Scored) -> tuple:
+            return (s.option.nodes, s.option.count, len(s.option.switches), _work(s), s.option.gpu_id)
+    else:
+        best = min((_balanced(s) for s in scored), default=math.inf)
+
+        def key(s: Scored) -> tuple:
+            value = _balanced(s)
+            band = math.floor(math.log(value / best) / math.log(1.0 + BALANCED_BAND) + 1e-9) \
+                if math.isfinite(value) and 0 < best < math.inf else math.inf
+            hours = s.hours if s.hours is not None else 1.0 / max(s.capacity, 1e-9)
+            return (band, hours, s.option.gpu_id)
+    return [s.option for s in sorted(scored, key=key)]
