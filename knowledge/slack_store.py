@@ -6,7 +6,7 @@ import json
 import logging
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_sdk.oauth.installation_store import Bot, Installation, InstallationStore
@@ -15,7 +15,6 @@ from sqlalchemy import Engine, delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
-from knowledge.tables import ImportRun
 from knowledge.slack_tables import (
     NO_ID,
     SlackBot,
@@ -25,6 +24,7 @@ from knowledge.slack_tables import (
     SlackThread,
     SlackUserPref,
 )
+from knowledge.tables import ImportRun
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ def as_utc(moment: datetime | None) -> datetime | None:
     """SQLite hands back naive datetimes for timezone-aware columns; we only ever store UTC."""
     if moment is None or moment.tzinfo is not None:
         return moment
-    return moment.replace(tzinfo=timezone.utc)
+    return moment.replace(tzinfo=UTC)
 
 
 def _key(value: str | None) -> str:
@@ -230,7 +230,7 @@ def _installation_from_row(row: SlackInstallation) -> Installation:
         incoming_webhook_configuration_url=row.incoming_webhook_configuration_url,
         is_enterprise_install=row.is_enterprise_install,
         token_type=row.token_type,
-        installed_at=as_utc(row.installed_at),  # type: ignore[arg-type]
+        installed_at=as_utc(row.installed_at),
     )
 
 
@@ -247,17 +247,17 @@ class DbOAuthStateStore(OAuthStateStore):
 
     def issue(self, *args: Any, **kwargs: Any) -> str:
         state = secrets.token_urlsafe(24)
-        expires_at = datetime.now(timezone.utc) + timedelta(seconds=self.expiration_seconds)
+        expires_at = datetime.now(UTC) + timedelta(seconds=self.expiration_seconds)
         with Session(self.engine) as session:
             session.add(SlackOAuthState(state=state, expires_at=expires_at))
             session.commit()
         return state
 
     def consume(self, state: str) -> bool:
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         with self.engine.begin() as conn:
             row = conn.execute(
-                select(SlackOAuthState.expires_at).where(SlackOAuthState.state == state)  # type: ignore[arg-type]
+                select(SlackOAuthState.expires_at).where(SlackOAuthState.state == state)  # type: ignore[call-overload]
             ).first()
             conn.execute(delete(SlackOAuthState).where(SlackOAuthState.state == state))  # type: ignore[arg-type]
             conn.execute(delete(SlackOAuthState).where(SlackOAuthState.expires_at < now))  # type: ignore[arg-type]

@@ -11,7 +11,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
-import pytest
 from slack_sdk.models.blocks import Block
 from slack_sdk.signature import SignatureVerifier
 
@@ -66,7 +65,7 @@ class FakeSlack:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length).decode("utf-8")
                 status, payload, headers = fake.handle(self.path, raw, self.headers)
@@ -388,8 +387,8 @@ def start_harness(engine, slack: FakeSlack, core: Any, snapshots: Any = None) ->
     return AppServer(wsgi_app(build_app(settings, engine=engine, core=core, snapshots=snapshots)))
 
 
-@pytest.fixture
-def h(engine: Any) -> Any:
+def harness(engine: Any) -> Any:
+    """Fake Slack + the app on a loopback port; test modules wrap it in their `h` fixture."""
     slack = FakeSlack(locales={"U0JUN": "ja-JP", "U0MIN": "ko-KR"}).start()
     core = FakeCore()
     server = start_harness(engine, slack, core)

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC
 
-from fake_slack import Harness, assert_valid_message, h, posted  # noqa: F401  (h is a fixture)
+import pytest
+from fake_slack import Harness, assert_valid_message, harness, posted
 
+
+@pytest.fixture
+def h(engine):
+    yield from harness(engine)
 
 def test_button_on_an_ephemeral_card_replaces_it_through_the_response_url(h: Harness) -> None:
     status, _ = h.action("whatif.method.qlora", '{"w":{"params_b":13}}', message_ts="1700000000.000100",
@@ -20,11 +26,12 @@ def test_button_on_an_ephemeral_card_replaces_it_through_the_response_url(h: Har
 
 
 def test_button_on_a_thread_card_is_updated_with_chat_update_in_the_threads_language(h: Harness) -> None:
+    from datetime import datetime
+
     from knowledge.slack_store import ThreadState, save_thread_state
-    from datetime import datetime, timezone
 
     save_thread_state(h.engine, team_id="T0TEAM", channel_id="C0GENERAL", thread_ts="1700000000.000001",
-                      thread=ThreadState("U0ALICE", "de", {}, datetime.now(timezone.utc)))
+                      thread=ThreadState("U0ALICE", "de", {}, datetime.now(UTC)))
     message = {"type": "message", "ts": "1700000000.000200", "thread_ts": "1700000000.000001",
                "bot_id": "B0BOT", "text": "card"}
     h.action("compare.top2", "{}", message_ts="1700000000.000200", response_url=h.slack.response_url("t"),

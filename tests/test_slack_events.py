@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 
-from fake_slack import (  # noqa: F401  (h is a fixture)
+import pytest
+from fake_slack import (
     BOT_ID,
     BOT_USER_ID,
     FakeCore,
@@ -12,13 +13,17 @@ from fake_slack import (  # noqa: F401  (h is a fixture)
     Harness,
     assert_valid_message,
     eventually,
-    h,
+    harness,
     posted,
     start_harness,
 )
 
 from knowledge.slack_store import find_thread_state, find_user_pref
 
+
+@pytest.fixture
+def h(engine):
+    yield from harness(engine)
 
 def _ts(offset: int = 0) -> str:
     return f"{int(time.time()) + offset}.{offset:06d}"

@@ -8,19 +8,24 @@ import time
 from dataclasses import dataclass
 
 import pytest
-from knowledge.slack_store import find_user_pref
-from fake_slack import (  # noqa: F401  (h is a fixture)
+from fake_slack import (
     Harness,
     assert_valid_message,
-    h,
+    harness,
     post,
     signed_headers,
     slash_command_body,
 )
 
+from knowledge.slack_store import find_user_pref
 
 # --- verification ------------------------------------------------------------------------------
 
+
+
+@pytest.fixture
+def h(engine):
+    yield from harness(engine)
 
 def test_url_verification_echoes_the_challenge(h: Harness) -> None:
     body = json.dumps({"token": "Jhj5dZrVaK7ZwHHjRyZWjbDl", "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P", "type": "url_verification"})
@@ -119,8 +124,8 @@ def test_digest_without_the_digest_feature_says_not_available(h: Harness, monkey
 
 
 def test_digest_and_alert_go_to_the_digest_helper(h: Harness, monkeypatch) -> None:
+
     from bot.slack import digest_bridge
-    from fake_slack import FakeReply
 
     seen = []
 
@@ -131,7 +136,7 @@ def test_digest_and_alert_go_to_the_digest_helper(h: Harness, monkeypatch) -> No
     def handler(name):
         def handle(text, **kw):
             seen.append((name, text, kw["team_id"], kw["channel_id"], kw["user_id"], kw["lang"]))
-            return Result(f"done <!channel> in <#C0GENERAL>")
+            return Result("done <!channel> in <#C0GENERAL>")
         return handle
 
     monkeypatch.setattr(digest_bridge, "_find", lambda module, name: handler(name))

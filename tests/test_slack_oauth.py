@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import re
 
-from fake_slack import SIGNING_SECRET, AppServer, FakeCore, FakeSlack, get, post, signed_headers, slash_command_body
+from fake_slack import (
+    SIGNING_SECRET,
+    AppServer,
+    FakeCore,
+    FakeSlack,
+    get,
+    post,
+    signed_headers,
+    slash_command_body,
+)
 
 from bot.settings import load_settings
 from bot.slack.app import build_app

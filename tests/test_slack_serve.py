@@ -12,7 +12,15 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from fake_slack import SIGNING_SECRET, FakeSlack, assert_valid_message, get, post, signed_headers, slash_command_body
+from fake_slack import (
+    SIGNING_SECRET,
+    FakeSlack,
+    assert_valid_message,
+    get,
+    post,
+    signed_headers,
+    slash_command_body,
+)
 
 CLIENTS = 50
 REQUESTS = 400

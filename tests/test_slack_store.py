@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from slack_sdk.oauth.installation_store import Installation
 
@@ -19,7 +19,7 @@ from knowledge.slack_store import (
     save_user_pref,
 )
 
-NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
 
 def _install(team: str, token: str, *, user: str = "U1", refresh: str | None = None) -> Installation:

@@ -62,5 +62,5 @@ def run_socket(settings) -> int:  # type: ignore[no-untyped-def]
 
     require_slack_socket(settings)
     app = build_production_app(settings)
-    SocketModeHandler(app, app_token=settings.slack_app_token).start()
+    SocketModeHandler(app, app_token=settings.slack_app_token).start()  # type: ignore[no-untyped-call]
     return 0

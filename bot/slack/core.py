@@ -18,10 +18,17 @@ SNAPSHOT_CHECK_S = 60.0  # how often a process looks for newly imported prices
 class Reply(Protocol):
     """A rendered answer (bot.answer.Reply): text fallback, Block Kit blocks, language, card kind."""
 
-    text: str
-    blocks: Sequence[Mapping[str, Any]]
-    language: str
-    kind: str
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def blocks(self) -> Sequence[Mapping[str, Any]]: ...
+
+    @property
+    def language(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
 
 
 class Core(Protocol):
@@ -102,14 +109,14 @@ class PipelineCore:
     ) -> Reply:
         from bot import answer
 
-        return answer.answer(  # type: ignore[no-any-return]
+        return answer.answer(
             text, snapshot=self.snapshots.current(), lang=lang, now=now, state=previous
         )
 
     def apply_action(self, action_id: str, value: str, *, lang: str, now: datetime) -> Reply:
         from bot import answer
 
-        return answer.apply_action(  # type: ignore[no-any-return]
+        return answer.apply_action(
             action_id, value, snapshot=self.snapshots.current(), lang=lang, now=now
         )
 

@@ -115,7 +115,7 @@ def home_view(
         DividerBlock(),
         SectionBlock(text=MarkdownTextObject(text=notice(language, "home.guide"))),
     ]
-    return View(type="home", blocks=blocks).to_dict()  # type: ignore[no-any-return]
+    return View(type="home", blocks=blocks).to_dict()
 
 
 def _language_picker(language: str, override: str | None) -> StaticSelectElement:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from slack_sdk.oauth.installation_store import InstallationStore
 from sqlalchemy import Engine

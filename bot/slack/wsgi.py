@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from gunicorn.app.base import BaseApplication
+from gunicorn.app.base import BaseApplication  # type: ignore[import-untyped]
 from slack_bolt import App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 

@@ -14,9 +14,15 @@ from slack_sdk.errors import SlackApiError
 from bot.render.actions import ACTION_ID
 from bot.slack.core import Reply
 from bot.slack.delivery import CHANNEL_REFUSALS, body_of, slack_error, without_share_button
-from bot.slack.listeners.lazy import acknowledge, register_lazy
 from bot.slack.language import question_language, user_language
-from bot.slack.notices import SHARE_ACTION, Message, notice_context_block, notice_message, shared_by_block
+from bot.slack.listeners.lazy import acknowledge, register_lazy
+from bot.slack.notices import (
+    SHARE_ACTION,
+    Message,
+    notice_context_block,
+    notice_message,
+    shared_by_block,
+)
 from bot.slack.services import Services
 from knowledge.slack_store import find_thread_state
 
@@ -80,7 +86,7 @@ def update_card(body: dict[str, Any], client: WebClient, respond: Respond | None
 
 def send_fresh(body: dict[str, Any], client: WebClient, reply: Reply | Message) -> None:
     """The answer as a new ephemeral message, saying why the old card did not change."""
-    channel = (body.get("container") or {}).get("channel_id") or (body.get("channel") or {}).get("id")
+    channel = str((body.get("container") or {}).get("channel_id") or (body.get("channel") or {}).get("id"))
     note = notice_context_block(reply.language, "expired")
     try:
         client.chat_postEphemeral(channel=channel, user=body["user"]["id"], **body_of(reply, extra=[note]))

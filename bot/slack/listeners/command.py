@@ -11,8 +11,8 @@ from bot.render.messages import LANGUAGES, normalise_language
 from bot.slack.conversation import clean_text
 from bot.slack.delivery import body_of, with_share_button
 from bot.slack.digest_bridge import digest_command
-from bot.slack.listeners.lazy import register_lazy
 from bot.slack.language import question_language, user_language
+from bot.slack.listeners.lazy import register_lazy
 from bot.slack.notices import AUTO, Message, language_name, notice_message
 from bot.slack.services import Services
 from knowledge.slack_store import save_user_pref
@@ -34,10 +34,9 @@ def handle_gpu(
     *, payload: dict[str, Any], respond: Respond, client: WebClient, context: BoltContext,
     services: Services, **_: Any,
 ) -> None:
-    command = payload
-    text = clean_text(command.get("text", ""))
+    text = clean_text(str(payload.get("text", "")))
     subcommand, _, rest = text.partition(" ")
-    team_id, user_id = str(context.team_id), command["user_id"]
+    team_id, user_id, channel_id = str(context.team_id), str(payload["user_id"]), str(payload["channel_id"])
     own_words = "" if subcommand.lower() in ALL_SYNTAX else rest if subcommand.lower() in SYNTAX_WORDS else text
     language = question_language(own_words) or user_language(
         client, services, team_id=team_id, user_id=user_id
@@ -48,7 +47,7 @@ def handle_gpu(
     if subcommand.lower() in DIGEST_SUBCOMMANDS:
         reply = digest_command(
             services, subcommand=subcommand.lower(), text=rest, snapshot=services.current_snapshot(),
-            team_id=team_id, channel_id=command["channel_id"], user_id=user_id, lang=language,
+            team_id=team_id, channel_id=channel_id, user_id=user_id, lang=language,
         )
         respond(response_type="ephemeral", **body_of(reply))
         return

@@ -8,8 +8,8 @@ from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
 
 from bot.slack.digest_bridge import home_lists
-from bot.slack.listeners.lazy import register_lazy
 from bot.slack.language import user_language
+from bot.slack.listeners.lazy import register_lazy
 from bot.slack.notices import AUTO, HOME_LANGUAGE_ACTION, home_view
 from bot.slack.services import Services
 from knowledge.slack_store import find_user_pref, save_user_pref

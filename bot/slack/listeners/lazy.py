@@ -29,7 +29,7 @@ def lazy(handler: Handler, services: Services) -> Callable[..., None]:
             client: WebClient, respond: Respond | None) -> None:
         try:
             handler(payload=payload, body=body, context=context, client=client, respond=respond, services=services)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001  (the one error boundary of every listener)
             handle_error(error, body, context, client, respond, services=services)
 
     return run
