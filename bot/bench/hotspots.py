@@ -46,7 +46,7 @@ def cumulative(work: Callable[[], Any], *, prefix: tuple[str, ...] = ("bot/", "r
     rows = []
     for (filename, line, name), (_, calls, own_s, cumulative_s, _) in stats.stats.items():  # type: ignore[attr-defined]
         where = _where(filename, line, name)
-        if where.startswith(prefix) and "bot/bench/" not in where:
+        if where.startswith(prefix) and not where.startswith(("bot/bench/", "bot/cli/bench.py")):
             rows.append({"where": where, "calls": calls, "own_ms": round(own_s * 1000, 1),
                          "cumulative_ms": round(cumulative_s * 1000, 1)})
     rows.sort(key=lambda r: r["cumulative_ms"], reverse=True)

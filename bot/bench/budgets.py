@@ -1,0 +1,47 @@
+"""The DESIGN §8 budgets and which of them a bench result meets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    name: str
+    what: str
+    limit: float
+    unit: str
+    path: tuple[str, ...]  # where the measured value sits in the result
+
+
+ANSWER_P99_MS = 5.0
+BUDGETS = (
+    Budget("answer_10k", "answer p99, 10,000 offers", ANSWER_P99_MS, "ms", ("answer_ms", "p99")),
+    Budget("answer_100k", "answer p99, 100,000 offers (2x)", 2 * ANSWER_P99_MS, "ms", ("answer_ms_100k", "p99")),
+    Budget("http_c50", "HTTP ack p99, 50 clients", 50.0, "ms", ("http", "c50", "p99_ms")),
+    Budget("digest_100k", "digest, 100,000 observations", 1.0, "s", ("digest_100k_s",)),
+    Budget("start", "start to first answer (CLI)", 1.5, "s", ("start_s",)),
+    Budget("start_http", "start to accepting (HTTP server)", 1.5, "s", ("start_http_s",)),
+    Budget("rss", "peak resident memory", 200.0, "MB", ("rss_mb",)),
+)
+
+
+def measured(result: dict[str, Any], path: tuple[str, ...]) -> float | None:
+    value: Any = result
+    for key in path:
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return float(value) if isinstance(value, int | float) else None
+
+
+def judge(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per budget: measured value, limit, and "pass", "miss" or "not measured"."""
+    rows = []
+    for budget in BUDGETS:
+        value = measured(result, budget.path)
+        verdict = "not measured" if value is None else "pass" if value <= budget.limit else "miss"
+        rows.append({"budget": budget.name, "what": budget.what, "value": value, "limit": budget.limit,
+                     "unit": budget.unit, "verdict": verdict})
+    return rows

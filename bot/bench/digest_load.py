@@ -1,0 +1,88 @@
+"""A digest over 100,000 price observations: 30 days of daily imports per provider, then one digest."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import Engine, delete, func, insert, select
+
+from knowledge import tables
+
+OBS = tables.PriceObservation.__table__  # type: ignore[attr-defined]
+RUNS = tables.ImportRun.__table__  # type: ignore[attr-defined]
+START = datetime(2025, 5, 1, 6, 0, tzinfo=UTC)
+_CENT = Decimal("0.000001")
+
+
+def day_factor(day: int, row: int) -> Decimal:
+    """A price drift per day and row: most rows move under 5 %, every 13th row moves 6-12 %."""
+    step = (day * 3 + row) % 9 - 4  # -4..4 %
+    if row % 13 == 0:
+        step = step * 2 + (6 if step >= 0 else -6)
+    return Decimal(100 + step) / 100
+
+
+def real_rows(engine: Engine) -> dict[str, list[dict[str, Any]]]:
+    """The observations already imported (the bundled prices), per provider, in a stable order."""
+    cols = (OBS.c.provider_id, OBS.c.instance_type, OBS.c.gpu_id, OBS.c.gpu_count, OBS.c.region, OBS.c.tier,
+            OBS.c.usd_per_hour)
+    with engine.connect() as conn:
+        rows = conn.execute(select(*cols).order_by(OBS.c.provider_id, OBS.c.id)).mappings().all()
+    per: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        per.setdefault(r["provider_id"], []).append(dict(r))
+    return per
+
+
+def fill(engine: Engine, total: int = 100_000) -> int:
+    """Replace the price history with daily imports of the real rows until `total` observations exist."""
+    per_provider = real_rows(engine)
+    with engine.begin() as conn:
+        conn.execute(delete(OBS))
+        conn.execute(delete(RUNS))
+    written, day = 0, 0
+    while written < total:
+        at = START + timedelta(days=day)
+        with engine.begin() as conn:
+            for provider, rows in per_provider.items():
+                rows = rows[: total - written]
+                if not rows:
+                    break
+                run_id = conn.execute(insert(RUNS).values(
+                    source="bench", source_version=f"day{day}", provider_id=provider, file_name=f"{provider}.csv",
+                    observed_at=at, imported_at=at, rows_read=len(rows), offers_written=len(rows))).inserted_primary_key[0]
+                conn.execute(insert(OBS), [
+                    {**r, "import_id": run_id, "observed_at": at, "source": "bench", "source_version": f"day{day}",
+                     "usd_per_hour": (r["usd_per_hour"] * day_factor(day, i)).quantize(_CENT)}
+                    for i, r in enumerate(rows)])
+                written += len(rows)
+        day += 1
+    return written
+
+
+def observation_count(engine: Engine) -> int:
+    with engine.connect() as conn:
+        return int(conn.execute(select(func.count()).select_from(OBS)).scalar_one())
+
+
+def time_digest(engine: Engine, snapshot: Any, *, repeat: int = 3) -> dict[str, Any]:
+    """compute_digest (24 h back from the newest import) + render_digest; best and median of `repeat`."""
+    from bot.digest_card import render_digest
+    from knowledge.history import compute_digest, list_imports
+    from rules.changes import Thresholds
+
+    newest = max(i.observed_at for i in list_imports(engine))
+    times, changes = [], 0
+    for _ in range(repeat):
+        started = time.perf_counter()
+        digest = compute_digest(engine, since=newest - timedelta(hours=24), thresholds=Thresholds(),
+                                gpu_order=tuple(snapshot.gpus))
+        render_digest(digest, gpus=snapshot.gpus, providers=snapshot.providers, lang="en")
+        times.append(time.perf_counter() - started)
+        changes = digest.change_count
+    times.sort()
+    return {"median_s": round(times[len(times) // 2], 3), "best_s": round(times[0], 3),
+            "observations": observation_count(engine), "gpus_reported": len(digest.gpus), "changes": changes}

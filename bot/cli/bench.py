@@ -1,0 +1,140 @@
+"""`gpu-advisor bench [--json] [--only PART,...]`: measure against the DESIGN §8 budgets, print pass/miss."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+PARTS = ("answers", "http", "digest", "start")
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("bench", help="benchmark answers, HTTP, digest, start-up and memory against budgets")
+    p.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    p.add_argument("--only", default=",".join(PARTS), help=f"comma-separated parts (default: {','.join(PARTS)})")
+    p.add_argument("--no-profile", action="store_true", help="skip profiling the budgets that are missed")
+    p.set_defaults(handler=cmd_bench)
+
+
+def _parts(text: str) -> tuple[str, ...]:
+    from bot.cli.context import CliError
+
+    wanted = tuple(p.strip() for p in text.split(",") if p.strip())
+    unknown = [p for p in wanted if p not in PARTS]
+    if unknown or not wanted:
+        raise CliError(f"--only takes {', '.join(PARTS)}; got {text!r}")
+    return wanted
+
+
+def run_bench(parts: tuple[str, ...], workdir: Path, *, profile: bool = True) -> dict[str, Any]:
+    """Every requested measurement on a fresh SQLite database in `workdir`; the result dict."""
+    from bot.bench import budgets, machine
+    from knowledge.setup import prepare_database
+    from knowledge.snapshot import load_snapshot
+
+    result: dict[str, Any] = {"machine": machine.describe()}
+    db = workdir / "bench.db"
+    started = time.perf_counter()
+    engine = prepare_database(f"sqlite:///{db}")
+    result["setup_s"] = round(time.perf_counter() - started, 2)
+    base = load_snapshot(engine)
+    engine.dispose()
+    rss: list[float] = []
+    if "start" in parts:
+        _start(result, f"sqlite:///{db}", rss)
+    if "answers" in parts:
+        _answers(result, base)
+    if "http" in parts:
+        _http(result, f"sqlite:///{db}", rss)
+    if "digest" in parts:
+        _digest(result, db, workdir / "digest.db", base)
+    result["rss_mb"] = max(rss) if rss else None
+    result["rss_bench_mb"] = machine.peak_rss_mb()
+    result["budgets"] = budgets.judge(result)
+    if profile:
+        result["profiles"] = _profiles(result, f"sqlite:///{db}", base)
+    result["machine"]["load_avg_after"] = machine.describe()["load_avg"]
+    return result
+
+
+def _start(result: dict[str, Any], url: str, rss: list[float]) -> None:
+    from bot.bench.startup import time_ask
+
+    ask = time_ask(url)
+    result["start_s"] = ask["median_s"]
+    result["start_detail"] = ask
+    rss.append(ask["peak_rss_mb"])
+
+
+def _answers(result: dict[str, Any], base: Any) -> None:
+    from bot.bench.answers import load_corpus, time_answers
+    from bot.bench.offers import scaled_snapshot
+
+    corpus = load_corpus()
+    for key, offers in (("answer_ms", 10_000), ("answer_ms_100k", 100_000)):
+        result[key] = time_answers(scaled_snapshot(base, offers), corpus)
+    result["corpus"] = {"requests": len(corpus), "languages": sorted({r.lang for r in corpus})}
+
+
+def _http(result: dict[str, Any], url: str, rss: list[float]) -> None:
+    from bot.bench.answers import load_corpus
+    from bot.bench.http_load import measure_http
+
+    http = measure_http(url, [r.text for r in load_corpus()])
+    result["start_http_s"] = http.pop("server_start_s")
+    rss.append(http.pop("server_rss_mb"))
+    result["http"] = http
+
+
+def _digest(result: dict[str, Any], db: Path, digest_db: Path, base: Any) -> None:
+    from bot.bench.digest_load import fill, time_digest
+    from knowledge.db import make_engine
+
+    shutil.copyfile(db, digest_db)
+    engine = make_engine(f"sqlite:///{digest_db}")
+    try:
+        fill(engine)
+        detail = time_digest(engine, base)
+    finally:
+        engine.dispose()
+    result["digest_100k_s"] = detail["median_s"]
+    result["digest_detail"] = detail
+
+
+def _profiles(result: dict[str, Any], url: str, base: Any) -> dict[str, Any]:
+    """cProfile / import-time hot spots for each missed budget (reported, not fixed here)."""
+    from bot.bench import hotspots, startup
+    from bot.bench.answers import NOW, load_corpus, slowest
+    from bot.bench.offers import scaled_snapshot
+
+    missed = {row["budget"] for row in result["budgets"] if row["verdict"] == "miss"}
+    out: dict[str, Any] = {}
+    if missed & {"answer_10k", "answer_100k"}:
+        from bot.answer import answer
+
+        corpus = load_corpus()
+        snap = scaled_snapshot(base, 100_000 if "answer_100k" in missed else 10_000)
+        out["answer"] = hotspots.cumulative(lambda: [answer(r.text, snapshot=snap, now=NOW) for r in corpus])
+        out["answer_own_time"] = hotspots.profile(lambda: [answer(r.text, snapshot=snap, now=NOW) for r in corpus])
+        out["answer_slowest"] = slowest(snap, corpus)
+    if missed & {"start", "start_http"}:
+        out["start"] = startup.start_profile(url)
+        out["start_imports"] = startup.import_profile(url)
+    return out
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from bot.bench.report import text_report
+
+    parts = _parts(args.only)
+    with tempfile.TemporaryDirectory(prefix="gpu-advisor-bench-") as tmp:
+        result = run_bench(parts, Path(tmp), profile=not args.no_profile)
+    print(json.dumps(result, ensure_ascii=False, indent=1, default=str) if args.json else text_report(result))
+    return 0
