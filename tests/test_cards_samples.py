@@ -31,7 +31,7 @@ def _verdict(catalog: Any) -> Verdict:
         Option("rtx-4090", 2, 1, "fsdp", ("checkpointing",), two, 15.2, Decimal("10.64"), offers["rtx-4090"][0],
                (Finding("link.pcie", "warn", {"gpus": 2, "link": "PCIe 4.0"}),)),
     )
-    rejected = (Rejection("v100-sxm2-16gb", "fit.vram", {"needed_gib": 30.4, "has_gib": 16, "max_gpus_tried": 1}),)
+    rejected = (Rejection("v100-sxm2-16gb", "fit.vram", {"needed_gib": 30.4, "has_gib": 16, "gpus": 1, "max_gpus_tried": 1}),)
     findings = (
         Finding("model.typical_shape", "info", {"params_b": 13.0, "layers": 40, "hidden_size": 5120}),
         Finding("spot.checkpoint", "warn", {"interval_min": 30, "rework_pct": 10, "where": "persistent_storage"}),
@@ -47,9 +47,10 @@ def _verdict(catalog: Any) -> Verdict:
 def _nothing_fits(catalog: Any) -> Verdict:
     memory = MemoryEstimate(1180.0, 1100.0, 1290.0, {"weights": 130.4, "gradients": 130.4, "optimizer": 782.3,
                                                      "activations": 120.0, "overhead": 17.0}, 1, "none", 0.0)
-    rejected = tuple(Rejection(g, "fit.vram", {"needed_gib": 1180.0, "has_gib": catalog.gpus[g].vram_gb})
+    rejected = tuple(Rejection(g, "fit.vram", {"needed_gib": 1180.0, "has_gib": catalog.gpus[g].vram_gb,
+                                                "gpus": 1, "max_gpus_tried": 1})
                      for g in ("gb200", "b300", "a100-sxm-80gb")) + (
-        Rejection("rtx-4090", "segment.consumer_multinode", {"needed_gib": 1180.0, "has_gib": 24}),)
+        Rejection("rtx-4090", "segment.consumer_multinode", {"needed_gib": 1180.0, "has_gib": 24, "gpus": 1}),)
     return Verdict(Workload(params_b=70.0, method="full", gpus=1), {"params_b": 70.0, "method": "full", "gpus": 1},
                    (), memory, (), rejected, (Finding("fit.none", "fail", {"gpus_tried": 8}),), "frontier")
 
@@ -81,6 +82,27 @@ def _digest_view() -> dict[str, Any]:
         "sources": [{"source": "skypilot", "provider": "aws", "observed_at": "2025-05-30T08:00:00+00:00",
                      "age_hours": 96.0, "failing": True, "error": "timeout"}],
     }
+
+
+def _pinned_no(catalog: Any) -> Verdict:
+    """'Will 70B full fine-tune fit on 8x A100 40GB?': a direct no, plans that fit, near misses, buy vs rent."""
+    offers = catalog.offers_by_gpu
+    memory = MemoryEstimate(61.3, 52.0, 70.1, {"weights": 8.2, "gradients": 8.2, "optimizer": 33.0,
+                                               "activations": 6.1, "logits": 3.8, "overhead": 2.0}, 16, "fsdp", 0.0)
+    buy = Finding("cost.buy_vs_rent", "info", {"break_even_hours": 15236.4, "utilisation_3y_pct": 58.0,
+                                               "purchase_usd": 17000.0, "rent_usd_per_gpu_hour": 1.2,
+                                               "power_usd_per_hour": 0.078, "gpus": 16, "power_usd_per_kwh": 0.15})
+    options = (Option("a100-sxm-80gb", 16, 2, "fsdp", ("checkpointing",), memory, 41.2, Decimal("791.04"),
+                      offers["a100-sxm-80gb"][0], (buy,)),)
+    rejected = (Rejection("a100-sxm-40gb", "fit.vram", {"needed_gib": 145.1, "has_gib": 40, "gpus": 8,
+                                                        "max_gpus_tried": 8}),
+                Rejection("rtx-4090", "fit.needs_more_gpus", {"needed_gib": 31.0, "has_gib": 24, "gpus": 2}))
+    findings = (Finding("fit.pinned", "fail", {"gpu": "a100-sxm-40gb", "gpus": 8, "needed_gib": 145.1,
+                                               "has_gib": 40, "reason": "fit.vram"}),
+                Finding("time.not_estimated", "info", {"method": "inference", "reason": "no_measured_decode_rates"}))
+    workload = Workload(params_b=70.0, method="full", gpus=8, gpu="a100-sxm-40gb", tokens=1e8)
+    return Verdict(workload, {"params_b": 70.0, "method": "full", "grad_checkpointing": "full"},
+                   ("grad_checkpointing",), memory, options, rejected, findings, "frontier")
 
 
 def card_samples() -> dict[str, tuple[str, Any, datetime]]:
@@ -128,6 +150,9 @@ def card_samples() -> dict[str, tuple[str, Any, datetime]]:
         "knowledge-choose": ("knowledge", KnowledgeView("", "", related=kb.related, choose=True), NOW),
         "recommendation": ("recommendation", rec, NOW),
         "recommendation-none": ("recommendation", none, NOW),
+        "recommendation-pinned": ("recommendation", RecommendationView(
+            _pinned_no(c), c.gpus, c.providers, "70B", "full", OBSERVED_AT, "will 70b full fine-tune fit on 8x a100 40gb?",
+            (), (WhatIf("whatif.method.lora", "btn.lora", state), WhatIf("share", "btn.share", state))), NOW),
         "digest": ("digest", _digest_view(), NOW),
         "digest-empty": ("digest", {**_digest_view(), "gpus": [], "change_count": 0, "sources": []}, NOW),
     }

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.render.filters import format_table, text_bar
-from bot.render.findings import coded_text, format_number
+from bot.render.findings import coded_text, format_number, reject_text
 from bot.render.formats import Formatter
 from rules.types import GpuSpec, Provider
 from rules.verdict import BREAKDOWN_KEYS, Option, Verdict
@@ -171,7 +171,7 @@ def _assumed_value(key: str, value: Any, f: Formatter) -> str:
 
 
 def reject_lines(view: RecommendationView, f: Formatter) -> list[str]:
-    return [coded_text("reject", r.code, r.numbers, f, gpu=gpu_name(view, r.gpu_id))
+    return [reject_text(r.code, r.numbers, f, gpu=gpu_name(view, r.gpu_id))
             for r in view.verdict.rejected[:MAX_REJECTS]]
 
 

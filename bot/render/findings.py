@@ -69,3 +69,9 @@ def coded_text(prefix: str, code: str, numbers: Mapping[str, Any], f: Formatter,
     except (KeyError, IndexError, ValueError):
         log.warning("message %s needs numbers the engine did not give: %s", key, sorted(values))
         return f.messages.text(f"{prefix}.other", code=code, **extra)
+
+
+def reject_text(code: str, numbers: Mapping[str, Any], f: Formatter, *, gpu: str) -> str:
+    """A rejection as a sentence; older rejections without the GPU count read as the count tried."""
+    filled = {"gpus": numbers.get("max_gpus_tried", 1), **numbers}
+    return coded_text("reject", code, filled, f, gpu=gpu)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.render.findings import coded_text
+from bot.render.findings import reject_text
 from bot.render.formats import Formatter
 from bot.render.views import FitLine
 
@@ -18,7 +18,6 @@ def fit_lines(lines: Sequence[FitLine], f: Formatter) -> list[str]:
                 hours=f.hours(line.hours), cost=f.money(line.cost_usd),
             ))
         else:
-            reason = coded_text("reject", line.reason_code or "other", line.reason_numbers or {}, f,
-                                gpu=line.gpu_name)
+            reason = reject_text(line.reason_code or "other", line.reason_numbers or {}, f, gpu=line.gpu_name)
             out.append(f.messages.compose("compare.fit.no", reason=reason))
     return out
