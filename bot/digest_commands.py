@@ -1,4 +1,8 @@
-"""`/gpu digest …` and `/gpu alert …`: parse the words, apply them to the stored state, answer as data + text."""
+"""`/gpu digest …` and `/gpu alert …`: parse the words, apply them to the stored state, answer as data + text.
+
+Every text is in the asked language (bot/locales_digest, see bot.digest_texts for the accepted
+localized command words); the data (`CommandResult.data`) stays language-neutral.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import Engine
 
+from bot import digest_texts as texts
+from bot.digest_texts import canonical, split_words
 from knowledge import digest_store as store
 from knowledge.digest_store import SubscriptionSettings
 
@@ -23,34 +29,11 @@ DEFAULT_PCT = Decimal(5)
 DEFAULT_USD = Decimal("0.05")
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 KEYWORDS = {"threshold", "thresh", "gpus", "gpu", "tz", "timezone", "lang", "language", "at", "empty", "always"}
-TIME = re.compile(r"^(\d{1,2})(?::(\d{2}))?\s*(am|pm|h)?$")
+TIME = re.compile(r"^(\d{1,2})(?::(\d{2}))?\s*(am|pm|h|時|时|点|시)?$")
 PCT = re.compile(r"^(\d+(?:\.\d+)?)%$")
 USD = re.compile(r"^\$?(\d+(?:\.\d+)?)(?:\$|usd)?(?:/(?:h|hr|hour|gpu-?h(?:ou)?r?))?$")
 OPS = {"<": "<", "<=": "<", "below": "<", "under": "<", "less": "<", ">": ">", ">=": ">", "above": ">", "over": ">"}
-
-# English texts; a language whose catalog (bot/locales) has the key uses its own.
-TEXTS = {
-    "digest.help": "Digest: `/gpu digest daily 09:00 threshold 5% gpus h100,a100,4090`, "
-                   "`/gpu digest weekly mon 09:00`, `/gpu digest list`, `/gpu digest off`.",
-    "digest.subscribed": "This channel gets a {cadence} GPU price digest at {time} ({timezone}) for {gpus}, "
-                         "reporting changes of at least {pct}% and ${usd}/GPU-hour.",
-    "digest.off": "This channel's price digest is off.",
-    "digest.not_subscribed": "This channel has no price digest.",
-    "digest.list": "Price digests in this workspace:\n{lines}",
-    "digest.list.empty": "No channel in this workspace has a price digest yet.",
-    "digest.error": "I couldn't set the digest: {problem}\n{help}",
-    "alert.help": "Alerts: `/gpu alert h100 < 2` (per GPU-hour, DM once when crossed), `/gpu alert list`, "
-                  "`/gpu alert off ID`.",
-    "alert.added": "Alert #{id}: I'll DM you once when the cheapest on-demand {gpu} is {op} ${usd}/GPU-hour "
-                   "(now {now}).{note}",
-    "alert.list": "Your price alerts:\n{lines}",
-    "alert.list.empty": "You have no price alerts.",
-    "alert.off": "Alert #{id} is off.",
-    "alert.not_found": "You have no active alert #{id}.",
-    "alert.error": "I couldn't set the alert: {problem}\n{help}",
-    "alert.fired": "Price alert #{id}: {gpu} is now ${usd}/GPU-hour on-demand at {provider} ({count}× {instance}), "
-                   "{op} your ${line}. I'll tell you again after it goes back.",
-}
+OFF_WORDS = ("off", "stop", "unsubscribe", "cancel")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,20 +48,22 @@ class CommandResult:
 
 
 class CommandProblem(ValueError):
-    """Text we could not use; the message says what and how to write it."""
+    """Text we could not use: a problem code (`problem.*` in bot/locales_digest) and its values.
+
+    `str(problem)` is the English text (the CLI prints it); `problem.text(lang)` is the localized one.
+    """
+
+    def __init__(self, code: str, **params: Any) -> None:
+        self.code, self.params = code, params
+        super().__init__(texts.text("en", code, **params))
+
+    def text(self, lang: str) -> str:
+        return texts.text(lang, self.code, **self.params)
 
 
 def message(code: str, lang: str, **params: Any) -> str:
-    """The localized text when the locale catalog has it, else English."""
-    try:
-        from bot.render.messages import Messages
-
-        msgs = Messages.for_language(lang)
-        if msgs.has(code):
-            return msgs.plain(code, **params)
-    except Exception:  # a missing/half-written locale must never break the command
-        log.debug("no locale text for %s in %s", code, lang, exc_info=True)
-    return TEXTS[code].format(**params)
+    """The text of `code` in the language (bot/locales_digest/<lang>.json)."""
+    return texts.text(lang, code, **params)
 
 
 def parse_time(token: str) -> tuple[int, int] | None:
@@ -103,8 +88,9 @@ def resolve_gpus(snapshot: Any, names: Sequence[str]) -> tuple[str, ...]:
         elif match.status == "ambiguous":
             ids = list(match.candidates)
         else:
-            hint = f" (did you mean {', '.join(match.suggestions[:3])}?)" if match.suggestions else ""
-            raise CommandProblem(f"I don't know the GPU '{name}'{hint}")
+            if match.suggestions:
+                raise CommandProblem("problem.unknown_gpu.hint", name=name, suggestions=", ".join(match.suggestions[:3]))
+            raise CommandProblem("problem.unknown_gpu", name=name)
         out += [i for i in ids if i not in out]
     return tuple(out)
 
@@ -125,7 +111,7 @@ class _Draft:
 
 def parse_subscription(words: Sequence[str], *, snapshot: Any, tz: str, lang: str) -> SubscriptionSettings:
     """`daily|weekly [mon] [09:00] [threshold 5% $0.10] [gpus a,b] [tz Zone] [lang de] [empty]` → settings."""
-    d = _Draft(cadence=words[0].lower())
+    d = _Draft(cadence=canonical(words[0]))
     i = 1
     while i < len(words):
         i = _parse_word(d, words, i)
@@ -133,17 +119,17 @@ def parse_subscription(words: Sequence[str], *, snapshot: Any, tz: str, lang: st
     try:
         ZoneInfo(zone)
     except (ZoneInfoNotFoundError, ValueError):
-        raise CommandProblem(f"'{zone}' is not a time zone name (e.g. Europe/Berlin, America/New_York)") from None
+        raise CommandProblem("problem.timezone", zone=zone) from None
     gpus = resolve_gpus(snapshot, d.gpu_names) if d.gpu_names else ()
     return SubscriptionSettings(d.cadence, d.hour, d.minute, zone, d.weekday, d.pct, d.usd, gpus, d.lang or lang, d.report_empty)
 
 
 def _parse_word(d: _Draft, words: Sequence[str], i: int) -> int:
     """Consume one setting starting at words[i]; return the next index."""
-    w = words[i].lower().strip(",")
+    w = canonical(words[i])
     if w.isalpha() and len(w) >= 3 and w[:3] in WEEKDAYS and w not in KEYWORDS:
         if d.cadence != "weekly":
-            raise CommandProblem(f"a weekday ('{words[i]}') only goes with `weekly`")
+            raise CommandProblem("problem.weekday_needs_weekly", word=words[i])
         d.weekday = WEEKDAYS.index(w[:3])
         return i + 1
     if w == "at":
@@ -155,11 +141,11 @@ def _parse_word(d: _Draft, words: Sequence[str], i: int) -> int:
         return _parse_threshold(d, words, i + 1)
     if w in ("gpus", "gpu"):
         j, before = i + 1, len(d.gpu_names)
-        while j < len(words) and words[j].lower() not in KEYWORDS:
+        while j < len(words) and canonical(words[j]) not in KEYWORDS:
             d.gpu_names += [n for n in words[j].split(",") if n]
             j += 1
         if len(d.gpu_names) == before:
-            raise CommandProblem("`gpus` needs a list, e.g. `gpus h100,a100,4090`")
+            raise CommandProblem("problem.gpus_empty")
         return j
     if w in ("tz", "timezone") and i + 1 < len(words):
         d.tz = words[i + 1]
@@ -170,7 +156,7 @@ def _parse_word(d: _Draft, words: Sequence[str], i: int) -> int:
     if w in ("empty", "always"):
         d.report_empty = True
         return i + 1
-    raise CommandProblem(f"I didn't understand '{words[i]}'")
+    raise CommandProblem("problem.unknown_word", word=words[i])
 
 
 def _parse_threshold(d: _Draft, words: Sequence[str], i: int) -> int:
@@ -188,7 +174,7 @@ def _parse_threshold(d: _Draft, words: Sequence[str], i: int) -> int:
             break
         i += 1
     if i == start:
-        raise CommandProblem("`threshold` needs a percentage and/or dollars, e.g. `threshold 5%` or `threshold 5% $0.10`")
+        raise CommandProblem("problem.threshold_empty")
     return i
 
 
@@ -196,18 +182,35 @@ def _gpu_names(snapshot: Any, ids: Sequence[str]) -> str:
     return ", ".join(snapshot.gpus[g].name if g in snapshot.gpus else g for g in ids)
 
 
-def describe_subscription(sub: Any, snapshot: Any) -> dict[str, Any]:
-    """A subscription as plain values (App Home, `digest list`, JSON)."""
+def describe_subscription(sub: Any, snapshot: Any, lang: str = "en") -> dict[str, Any]:
+    """A subscription as plain values (App Home, `digest list`, JSON); `gpu_names` and `when` in `lang`."""
     gpus = [g for g in sub.gpu_filter.split(",") if g]
     when = f"{WEEKDAYS[sub.weekday]} " if sub.cadence == "weekly" else ""
     return {
         "id": sub.id, "channel_id": sub.channel_id, "cadence": sub.cadence,
         "time": f"{when}{sub.local_hour:02d}:{sub.local_minute:02d}", "timezone": sub.timezone,
+        "when": local_time(sub, lang),
         "threshold_pct": str(sub.threshold_pct.normalize()), "threshold_usd": f"{sub.threshold_usd:.2f}",
-        "gpus": gpus, "gpu_names": _gpu_names(snapshot, gpus) if gpus else "every GPU",
+        "gpus": gpus, "gpu_names": _gpu_names(snapshot, gpus) if gpus else message("gpus.all", lang),
         "language": sub.language, "status": sub.status, "last_error": sub.last_error,
         "last_period": sub.last_period_key,
     }
+
+
+def local_time(sub: Any, lang: str) -> str:
+    """"09:00", or with the weekday for a weekly digest ("09:00 on Monday", "월요일 09:00")."""
+    clock = f"{sub.local_hour:02d}:{sub.local_minute:02d}"
+    if sub.cadence != "weekly":
+        return clock
+    return message("time.weekly", lang, time=clock, weekday=message(f"weekday.{sub.weekday}", lang))
+
+
+def subscription_line(info: Mapping[str, Any], lang: str) -> str:
+    """One subscription for a list (`digest list`, App Home), with its delivery problem if any."""
+    line = message("digest.list.line", lang, channel=info["channel_id"], cadence=message(f"cadence.{info['cadence']}", lang),
+                   time=info["when"], timezone=info["timezone"], pct=info["threshold_pct"], usd=info["threshold_usd"],
+                   gpus=info["gpu_names"])
+    return line + (f" — ⚠ {texts.delivery_error(lang, info['last_error'])}" if info["last_error"] else "")
 
 
 def handle_digest_command(
@@ -216,44 +219,40 @@ def handle_digest_command(
 ) -> CommandResult:
     """`/gpu digest …` in one channel of one workspace. Bad text gets a clear answer, never an exception."""
     now = now or datetime.now(UTC)
-    words = text.split()
-    verb = words[0].lower() if words else "help"
+    words = split_words(text)
+    verb = canonical(words[0]) if words else "help"
     if verb in ("help", "?"):
         return CommandResult(True, "digest.help", {}, message("digest.help", lang))
     if verb == "list":
         return _digest_list(engine, snapshot, team_id, channel_id, lang)
-    if verb in ("off", "stop", "unsubscribe", "cancel"):
+    if verb in OFF_WORDS:
         done = store.turn_off(engine, team_id=team_id, channel_id=channel_id, now=now)
         code = "digest.off" if done else "digest.not_subscribed"
         return CommandResult(done, code, {"channel_id": channel_id}, message(code, lang))
     if verb not in ("daily", "weekly"):
-        return _digest_error(f"start with `daily`, `weekly`, `list` or `off` (not '{words[0]}')", lang)
+        return _digest_error(CommandProblem("problem.verb", word=words[0]), lang)
     try:
-        settings = parse_subscription(words, snapshot=snapshot, tz=tz, lang=lang)
+        settings = parse_subscription(words, snapshot=snapshot, tz=tz or "UTC", lang=lang)
     except CommandProblem as exc:
-        return _digest_error(str(exc), lang)
+        return _digest_error(exc, lang)
     sub = store.upsert_subscription(engine, team_id=team_id, channel_id=channel_id, settings=settings, user_id=user_id, now=now)
-    info = describe_subscription(sub, snapshot)
-    params = {"cadence": settings.cadence, "time": info["time"], "timezone": settings.timezone,
+    info = describe_subscription(sub, snapshot, lang)
+    params = {"cadence": message(f"cadence.{settings.cadence}", lang), "time": info["when"], "timezone": settings.timezone,
               "gpus": info["gpu_names"], "pct": info["threshold_pct"], "usd": info["threshold_usd"]}
     return CommandResult(True, "digest.subscribed", params, message("digest.subscribed", lang, **params), {"subscription": info})
 
 
-def _digest_error(problem: str, lang: str) -> CommandResult:
-    params = {"problem": problem, "help": message("digest.help", lang)}
+def _digest_error(problem: CommandProblem, lang: str) -> CommandResult:
+    params = {"problem": problem.text(lang), "help": message("digest.help", lang)}
     return CommandResult(False, "digest.error", params, message("digest.error", lang, **params))
 
 
 def _digest_list(engine: Engine, snapshot: Any, team_id: str, channel_id: str, lang: str) -> CommandResult:
-    subs = [describe_subscription(s, snapshot) for s in store.list_subscriptions(engine, team_id=team_id)]
+    subs = [describe_subscription(s, snapshot, lang) for s in store.list_subscriptions(engine, team_id=team_id)]
     subs.sort(key=lambda s: (s["channel_id"] != channel_id, s["channel_id"]))
     if not subs:
         return CommandResult(True, "digest.list.empty", {}, message("digest.list.empty", lang), {"subscriptions": []})
-    lines = "\n".join(
-        f"• <#{s['channel_id']}>: {s['cadence']} {s['time']} {s['timezone']}, ≥{s['threshold_pct']}% & ${s['threshold_usd']}, "
-        f"{s['gpu_names']}" + (f" — ⚠ {s['last_error']}" if s["last_error"] else "")
-        for s in subs
-    )
+    lines = "\n".join(f"• {subscription_line(s, lang)}" for s in subs)
     return CommandResult(True, "digest.list", {"lines": lines}, message("digest.list", lang, lines=lines), {"subscriptions": subs})
 
 
@@ -265,9 +264,9 @@ def cheapest_usd_per_gpu_hour(snapshot: Any, gpu_id: str, tier: str = "on-demand
 def parse_alert(words: Sequence[str], snapshot: Any) -> tuple[str, str, Decimal, tuple[str, ...]]:
     """`h100 < 2`, `h100 below $2/hr`, `a100-80gb under 1.5` → (gpu id, op, $/GPU-hour, other candidates)."""
     joined = " ".join(words)
-    m = re.match(r"^(.*?)\s*(<=|>=|<|>|\bbelow\b|\bunder\b|\bless than\b|\babove\b|\bover\b)\s*(\S+)\s*$", joined, re.I)
+    m = re.match(r"^(.*?)\s*(<=|>=|<|>|\bbelow\b|\bunder\b|\bless than\b|\babove\b|\bover\b)\s*(\S+)\s*$", joined, re.IGNORECASE)
     if not m or not m.group(1).strip():
-        raise CommandProblem("write it as `/gpu alert h100 < 2` (dollars per GPU-hour)")
+        raise CommandProblem("problem.alert_syntax")
     op = OPS[m.group(2).lower().split()[0]]
     price = USD.match(m.group(3).lower())
     try:
@@ -275,7 +274,7 @@ def parse_alert(words: Sequence[str], snapshot: Any) -> tuple[str, str, Decimal,
     except InvalidOperation:
         usd = Decimal("nan")
     if not usd.is_finite() or usd <= 0 or usd > 1000:
-        raise CommandProblem(f"'{m.group(3)}' is not a price per GPU-hour like `2` or `$1.50`")
+        raise CommandProblem("problem.alert_price", price=m.group(3))
     # An ambiguous name ("h100") watches its first (most common) candidate; the answer says which.
     gpu_ids = resolve_gpus(snapshot, [m.group(1).strip()])
     return gpu_ids[0], op, usd, gpu_ids[1:]
@@ -287,44 +286,51 @@ def describe_alert(alert: Any, snapshot: Any) -> dict[str, Any]:
             "last_fired_at": alert.last_fired_at.isoformat() if alert.last_fired_at else None, "last_error": alert.last_error}
 
 
+def alert_line(info: Mapping[str, Any], lang: str) -> str:
+    """One alert for a list (`alert list`, App Home), with its delivery problem if any."""
+    line = message("alert.list.line", lang, id=info["id"], gpu=info["gpu_name"], op=info["op"], usd=info["usd_per_gpu_hour"])
+    line += "" if info["armed"] else message("alert.list.fired", lang)
+    return line + (f" — ⚠ {texts.delivery_error(lang, info['last_error'])}" if info["last_error"] else "")
+
+
 def handle_alert_command(
     text: str, *, engine: Engine, snapshot: Any, team_id: str, user_id: str, lang: str,
     channel_id: str | None = None, now: datetime | None = None,
 ) -> CommandResult:
     """`/gpu alert h100 < 2`, `alert list`, `alert off ID` for one user of one workspace."""
     now = now or datetime.now(UTC)
-    words = text.split()
-    verb = words[0].lower() if words else "help"
+    words = split_words(text)
+    verb = canonical(words[0]) if words else "help"
     if verb in ("help", "?"):
         return CommandResult(True, "alert.help", {}, message("alert.help", lang))
     if verb == "list":
         alerts = [describe_alert(a, snapshot) for a in store.list_alerts(engine, team_id=team_id, user_id=user_id)]
         if not alerts:
             return CommandResult(True, "alert.list.empty", {}, message("alert.list.empty", lang), {"alerts": []})
-        lines = "\n".join(f"• #{a['id']} {a['gpu_name']} {a['op']} ${a['usd_per_gpu_hour']}/GPU-h"
-                          + ("" if a["armed"] else " (fired; re-arms when the price goes back)") for a in alerts)
+        lines = "\n".join(f"• {alert_line(a, lang)}" for a in alerts)
         return CommandResult(True, "alert.list", {"lines": lines}, message("alert.list", lang, lines=lines), {"alerts": alerts})
     if verb in ("off", "delete", "remove"):
         ident = words[1].lstrip("#") if len(words) > 1 else ""
         if not ident.isdigit():
-            return _alert_error("say which alert: `/gpu alert off 3` (see `/gpu alert list`)", lang)
+            return _alert_error(CommandProblem("problem.alert_which"), lang)
         done = store.turn_alert_off(engine, team_id=team_id, user_id=user_id, alert_id=int(ident))
         code = "alert.off" if done else "alert.not_found"
         return CommandResult(done, code, {"id": int(ident)}, message(code, lang, id=int(ident)))
     try:
         gpu_id, op, usd, others = parse_alert(words, snapshot)
     except CommandProblem as exc:
-        return _alert_error(str(exc), lang)
+        return _alert_error(exc, lang)
     alert = store.add_alert(engine, team_id=team_id, user_id=user_id, gpu_id=gpu_id, op=op, usd_per_gpu_hour=usd, language=lang, now=now)
     current = cheapest_usd_per_gpu_hour(snapshot, gpu_id)
-    note = f" I took it as {_gpu_names(snapshot, [gpu_id])}, not {_gpu_names(snapshot, others)}." if others else ""
-    params = {"id": alert.id, "gpu": _gpu_names(snapshot, [gpu_id]), "op": op, "usd": f"{usd:.2f}",
-              "now": f"${current:.2f}" if current is not None else "no on-demand offer", "note": note}
+    gpu = _gpu_names(snapshot, [gpu_id])
+    note = message("alert.added.note", lang, gpu=gpu, others=_gpu_names(snapshot, others)) if others else ""
+    params = {"id": alert.id, "gpu": gpu, "op": op, "usd": f"{usd:.2f}",
+              "now": f"${current:.2f}" if current is not None else message("alert.now.none", lang), "note": note}
     return CommandResult(True, "alert.added", params, message("alert.added", lang, **params), {"alert": describe_alert(alert, snapshot)})
 
 
-def _alert_error(problem: str, lang: str) -> CommandResult:
-    params = {"problem": problem, "help": message("alert.help", lang)}
+def _alert_error(problem: CommandProblem, lang: str) -> CommandResult:
+    params = {"problem": problem.text(lang), "help": message("alert.help", lang)}
     return CommandResult(False, "alert.error", params, message("alert.error", lang, **params))
 
 
@@ -335,10 +341,12 @@ class HomeData:
     errors: tuple[str, ...]
 
 
-def list_for_user(engine: Engine, *, snapshot: Any, team_id: str, user_id: str) -> HomeData:
-    """App Home: the workspace's digests, the user's alerts, and delivery errors to fix."""
-    subs = tuple(describe_subscription(s, snapshot) for s in store.list_subscriptions(engine, team_id=team_id))
+def list_for_user(engine: Engine, *, snapshot: Any, team_id: str, user_id: str, lang: str = "en") -> HomeData:
+    """App Home: the workspace's digests, the user's alerts, and delivery errors to fix (worded in `lang`)."""
+    subs = tuple(describe_subscription(s, snapshot, lang) for s in store.list_subscriptions(engine, team_id=team_id))
     alerts = tuple(describe_alert(a, snapshot) for a in store.list_alerts(engine, team_id=team_id, user_id=user_id))
-    errors = tuple(f"<#{s['channel_id']}>: {s['last_error']}" for s in subs if s["last_error"])
-    errors += tuple(f"alert #{a['id']}: {a['last_error']}" for a in alerts if a["last_error"])
+    errors = tuple(message("home.error.channel", lang, channel=s["channel_id"], error=texts.delivery_error(lang, s["last_error"]))
+                   for s in subs if s["last_error"])
+    errors += tuple(message("home.error.alert", lang, id=a["id"], error=texts.delivery_error(lang, a["last_error"]))
+                    for a in alerts if a["last_error"])
     return HomeData(subs, alerts, errors)
