@@ -1,7 +1,8 @@
 """A digest as plain data (the `digest preview --json` changes, the card view) and as a Slack card.
 
-The cards package renders `blocks/digest.json.j2` when it has one; until then (or if it fails)
-a small built-in Block Kit card with the same content is used, so a digest is never lost to a template.
+The cards package renders `blocks/digest.json.j2` (bot.render) in the channel's language; if that ever
+fails, a small built-in English Block Kit card with the same content is used (logged as an error), so a
+digest is never lost to a template.
 """
 
 from __future__ import annotations
@@ -62,9 +63,8 @@ def changes_json(digest: DigestInput, gpus: Mapping[str, Any]) -> list[dict[str,
 def _offer(p: SeriesPrice | None, providers: Mapping[str, Any]) -> dict[str, Any] | None:
     if p is None:
         return None
-    prov = providers.get(p.key.provider_id)
     return {
-        "provider": p.key.provider_id, "provider_name": prov.name if prov is not None else p.key.provider_id,
+        "provider": p.key.provider_id, "provider_name": _provider_name(p.key.provider_id, providers),
         "gpu_count": p.key.gpu_count, "tier": p.key.tier, "instance_type": p.instance_type, "region": p.region,
         "usd_per_hour": _money(p.usd_per_hour), "usd_per_gpu_hour": _money(p.usd_per_gpu_hour),
         "p10_usd_per_hour": _money(p.p10_usd_per_hour), "listings": p.listings,
@@ -72,11 +72,22 @@ def _offer(p: SeriesPrice | None, providers: Mapping[str, Any]) -> dict[str, Any
     }
 
 
+def _provider_name(provider_id: str, providers: Mapping[str, Any]) -> str:
+    prov = providers.get(provider_id)
+    return str(prov.name) if prov is not None and getattr(prov, "name", None) else provider_id
+
+
+def card_change(c: Change, gpus: Mapping[str, Any], providers: Mapping[str, Any]) -> dict[str, Any]:
+    """A change as the card shows it: `provider` is the display name ("Lambda"), `provider_id` the id."""
+    return {**change_json(c, gpus), "provider": _provider_name(c.key.provider_id, providers),
+            "provider_id": c.key.provider_id}
+
+
 def gpu_view(g: GpuDigest, gpus: Mapping[str, Any], providers: Mapping[str, Any]) -> dict[str, Any]:
     spec = gpus.get(g.gpu_id)
     return {
         "id": g.gpu_id, "name": spec.name if spec is not None else g.gpu_id,
-        "changes": [change_json(c, gpus) for c in g.changes],
+        "changes": [card_change(c, gpus, providers) for c in g.changes],
         "cheapest_now": _offer(g.cheapest_now, providers),
         "new_cheapest": _offer(g.new_cheapest, providers),
         "old_cheapest": _offer(g.old_cheapest, providers),
@@ -113,8 +124,8 @@ def render_digest(digest: DigestInput, *, gpus: Mapping[str, Any], providers: Ma
         from bot.render.cards import render_card
 
         return render_card("digest", view, lang, now=now).message()
-    except Exception as exc:  # template not written yet, or broken: the built-in card still delivers
-        log.info("digest template unavailable (%s); using the built-in card", type(exc).__name__)
+    except Exception:  # a broken template or catalog: the built-in (English) card still delivers the digest
+        log.exception("digest template failed in %s; using the built-in English card", lang)
     return builtin_card(view)
 
 
