@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from slack_sdk.errors import SlackApiError
 from slack_sdk.models.blocks import MarkdownTextObject, SectionBlock
 
 from bot.slack.notices import HomeEntry, Message, notice_message
@@ -40,40 +41,77 @@ def safe_mrkdwn(text: str) -> str:
     return _NOT_A_CHANNEL_LINK.sub("&lt;", text)
 
 
+def user_timezone(client: Any, user_id: str) -> str:
+    """The user's Slack time zone (users.info `tz`, an IANA name), else UTC; never raises."""
+    if client is None:
+        return "UTC"
+    try:
+        response = client.users_info(user=user_id)
+        tz = (response.get("user") or {}).get("tz")
+    except (SlackApiError, OSError) as exc:  # API error, timeout, connection: a digest time in UTC beats no answer
+        log.warning("users.info for the time zone of %s failed: %s", user_id, type(exc).__name__)
+        return "UTC"
+    return str(tz) if isinstance(tz, str) and tz else "UTC"
+
+
 def digest_command(
     services: Services, *, subcommand: str, text: str, snapshot: Any,
-    team_id: str, channel_id: str, user_id: str, lang: str,
+    team_id: str, channel_id: str, user_id: str, lang: str, client: Any = None,
 ) -> Message:
-    """The digest helper's answer to `/gpu digest|alert …`, or a localized "not available" card."""
+    """The digest helper's answer to `/gpu digest|alert …`, or a localized "not available" card.
+
+    With the listener's `client`, a new digest's local time is in the user's Slack time zone.
+    """
     handler = _find("bot.digest_commands", HANDLERS[subcommand])
     if handler is None:
         return notice_message(lang, "unavailable")
+    extra = {"tz": user_timezone(client, user_id)} if subcommand == "digest" and _sets_schedule(text) else {}
     result = handler(
         text, engine=services.engine, snapshot=snapshot, team_id=team_id, channel_id=channel_id,
-        user_id=user_id, lang=lang, now=services.clock(),
+        user_id=user_id, lang=lang, now=services.clock(), **extra,
     )
     body = safe_mrkdwn(str(result.text))
     return Message(text=body, blocks=(SectionBlock(text=MarkdownTextObject(text=body)).to_dict(),), language=lang)
 
 
+def _sets_schedule(text: str) -> bool:
+    """Only a subscription needs the time zone (`list`, `off`, `help` do not ask Slack)."""
+    try:
+        from bot.digest_texts import canonical, split_words
+    except ImportError:
+        return False
+    words = split_words(text)
+    return bool(words) and canonical(words[0]) in ("daily", "weekly")
+
+
 def home_lists(
-    services: Services, *, team_id: str, user_id: str, snapshot: Any
+    services: Services, *, team_id: str, user_id: str, snapshot: Any, lang: str = "en",
 ) -> tuple[Sequence[HomeEntry] | None, Sequence[HomeEntry] | None]:
-    """Digests this user set up and their personal alerts; None when the feature is not installed."""
+    """Digests this user set up and their personal alerts, each with its delivery problem, in `lang`."""
     subscriptions = _find("knowledge.digest_store", "list_subscriptions")
     alerts = _find("knowledge.digest_store", "list_alerts")
     describe_sub = _find("bot.digest_commands", "describe_subscription")
     describe_alert = _find("bot.digest_commands", "describe_alert")
-    if not (subscriptions and alerts and describe_sub and describe_alert):
+    sub_line = _find("bot.digest_commands", "subscription_line")
+    alert_line = _find("bot.digest_commands", "alert_line")
+    if not (subscriptions and alerts and describe_sub and describe_alert and sub_line and alert_line):
         return None, None
-    subs = [describe_sub(s, snapshot) for s in subscriptions(services.engine, team_id=team_id)
+    subs = [describe_sub(s, snapshot, lang) for s in subscriptions(services.engine, team_id=team_id)
             if getattr(s, "created_by", None) == user_id]
     mine = [describe_alert(a, snapshot) for a in alerts(services.engine, team_id=team_id, user_id=user_id)]
     return (
-        [HomeEntry(safe_mrkdwn(f"<#{s['channel_id']}>: {s['cadence']} {s['time']} {s['timezone']}, "
-                               f"≥{s['threshold_pct']}% / ${s['threshold_usd']}, {s['gpu_names']}")) for s in subs],
-        [HomeEntry(safe_mrkdwn(f"#{a['id']} {a['gpu_name']} {a['op']} ${a['usd_per_gpu_hour']}/GPU-h")) for a in mine],
+        [HomeEntry(safe_mrkdwn(sub_line(s, lang))) for s in subs],
+        [HomeEntry(safe_mrkdwn(alert_line(a, lang))) for a in mine],
     )
+
+
+def home_problems(services: Services, *, team_id: str, user_id: str, snapshot: Any, lang: str) -> list[str]:
+    """Delivery problems to fix in the workspace's digests and the user's alerts, worded in `lang`."""
+    list_for_user = _find("bot.digest_commands", "list_for_user")
+    if list_for_user is None:
+        return []
+    home = list_for_user(services.engine, snapshot=snapshot, team_id=team_id, user_id=user_id, lang=lang)
+    return [safe_mrkdwn(e) for e in home.errors]
 
 
 def pause_workspace(services: Services, *, team_id: str, reason: str) -> None:

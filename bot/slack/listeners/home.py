@@ -1,4 +1,4 @@
-"""App Home: the reply language (with a picker), the user's digests and alerts, and a short guide."""
+"""App Home: the reply language (with a picker), the user's digests and alerts, delivery problems, and a short guide."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
 
-from bot.slack.digest_bridge import home_lists
+from bot.slack.digest_bridge import home_lists, home_problems
 from bot.slack.language import user_language
 from bot.slack.listeners.lazy import register_lazy
 from bot.slack.notices import AUTO, HOME_LANGUAGE_ACTION, home_view
@@ -41,8 +41,9 @@ def handle_language_picked(
 def publish_home(client: WebClient, services: Services, *, team_id: str, user_id: str) -> None:
     language = user_language(client, services, team_id=team_id, user_id=user_id)
     pref = find_user_pref(services.engine, team_id=team_id, user_id=user_id)
+    snapshot = services.current_snapshot()
     subscriptions, alerts = home_lists(
-        services, team_id=team_id, user_id=user_id, snapshot=services.current_snapshot()
+        services, team_id=team_id, user_id=user_id, snapshot=snapshot, lang=language
     )
     view = home_view(
         language=language,
@@ -50,4 +51,19 @@ def publish_home(client: WebClient, services: Services, *, team_id: str, user_id
         subscriptions=subscriptions,
         alerts=alerts,
     )
-    client.views_publish(user_id=user_id, view=view)
+    problems = home_problems(services, team_id=team_id, user_id=user_id, snapshot=snapshot, lang=language)
+    client.views_publish(user_id=user_id, view=with_problems(view, language, problems))
+
+
+def with_problems(view: dict[str, Any], language: str, problems: list[str]) -> dict[str, Any]:
+    """The view with a "delivery problems" section before the guide (nothing added when all is well)."""
+    if not problems:
+        return view
+    from bot.digest_texts import text
+
+    body = "\n".join(f"• {p}" for p in problems[:20])
+    section = {"type": "section", "text": {"type": "mrkdwn", "text": f"{text(language, 'home.problems')}\n{body}"[:3000]}}
+    blocks = list(view["blocks"])
+    dividers = [i for i, b in enumerate(blocks) if b.get("type") == "divider"]
+    at = dividers[-1] if dividers else len(blocks)
+    return {**view, "blocks": [*blocks[:at], section, *blocks[at:]]}
