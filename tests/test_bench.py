@@ -1,0 +1,63 @@
+"""The benchmark's own parts: corpus, synthetic offers, percentiles, budget verdicts, the CLI's argument check."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+from decimal import Decimal
+from typing import Any
+
+from bot.bench.answers import load_corpus, percentile
+from bot.bench.budgets import judge
+from bot.bench.offers import scaled_offers, scaled_snapshot
+
+
+def test_corpus_is_shipped_mixed_language_and_large_enough() -> None:
+    corpus = load_corpus()
+    assert len(corpus) >= 200
+    languages = Counter(r.lang for r in corpus)
+    assert {"en", "zh-Hans", "ko", "ja", "es", "de", "fr", "vi"} <= set(languages)
+    assert len({r.text for r in corpus}) == len(corpus)  # no repeats inflating the count
+
+
+def test_scaled_offers_are_exact_deterministic_and_near_real_prices(snapshot: Any) -> None:
+    offers = scaled_offers(snapshot, 10_000)
+    assert len(offers) == 10_000 and offers == scaled_offers(snapshot, 10_000)
+    real = {(o.provider_id, o.instance_type, o.region, o.tier): o for g in snapshot.offers_by_gpu.values() for o in g}
+    assert sum(1 for o in offers if o.source != "bench-synthetic") == len(real)
+    for o in offers:
+        if o.source == "bench-synthetic":
+            base = real[(o.provider_id, o.instance_type, o.region.rsplit("-syn", 1)[0], o.tier)]
+            ratio = o.usd_per_gpu_hour / base.usd_per_gpu_hour if base.usd_per_gpu_hour else Decimal(1)
+            assert Decimal("0.89") <= ratio <= Decimal("1.11") and o.gpu_id == base.gpu_id
+
+
+def test_scaled_snapshot_keeps_catalog_and_sorts_cheapest_first(snapshot: Any) -> None:
+    big = scaled_snapshot(snapshot, 20_000)
+    assert big.offer_count == 20_000 and big.gpus is snapshot.gpus
+    for group in big.offers_by_gpu.values():
+        prices = [o.usd_per_gpu_hour for o in group]
+        assert prices == sorted(prices)
+
+
+def test_percentile_is_nearest_rank() -> None:
+    values = [float(v) for v in range(1, 101)]  # 1..100
+    assert percentile(values, 50) == 50.0 and percentile(values, 99) == 99.0 and percentile(values, 100) == 100.0
+    assert percentile([7.0], 99) == 7.0 and percentile([], 50) == 0.0
+
+
+def test_budget_verdicts() -> None:
+    result = {"answer_ms": {"p99": 4.9}, "answer_ms_100k": {"p99": 10.5}, "http": {"c50": {"p99_ms": 50.0}},
+              "digest_100k_s": 0.6, "start_s": 2.0, "rss_mb": 150.0}
+    verdicts = {row["budget"]: row["verdict"] for row in judge(result)}
+    assert verdicts == {"answer_10k": "pass", "answer_100k": "miss", "http_c50": "pass", "digest_100k": "pass",
+                        "start": "miss", "start_http": "not measured", "rss": "pass"}
+
+
+def test_cli_rejects_an_unknown_part_without_a_traceback() -> None:
+    done = subprocess.run([sys.executable, "-c", "import sys; from bot.cli import main; sys.exit(main())",
+                           "bench", "--only", "answers,warp"], capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert "--only takes answers, http, digest, start" in done.stderr + done.stdout
+    assert "Traceback" not in done.stderr
