@@ -248,7 +248,8 @@ def _digest_error(problem: CommandProblem, lang: str) -> CommandResult:
 
 
 def _digest_list(engine: Engine, snapshot: Any, team_id: str, channel_id: str, lang: str) -> CommandResult:
-    subs = [describe_subscription(s, snapshot, lang) for s in store.list_subscriptions(engine, team_id=team_id)]
+    subs = [describe_subscription(s, snapshot, lang)
+            for s in store.list_subscriptions(engine, team_id=team_id, include_paused=True)]
     subs.sort(key=lambda s: (s["channel_id"] != channel_id, s["channel_id"]))
     if not subs:
         return CommandResult(True, "digest.list.empty", {}, message("digest.list.empty", lang), {"subscriptions": []})
@@ -343,7 +344,8 @@ class HomeData:
 
 def list_for_user(engine: Engine, *, snapshot: Any, team_id: str, user_id: str, lang: str = "en") -> HomeData:
     """App Home: the workspace's digests, the user's alerts, and delivery errors to fix (worded in `lang`)."""
-    subs = tuple(describe_subscription(s, snapshot, lang) for s in store.list_subscriptions(engine, team_id=team_id))
+    subs = tuple(describe_subscription(s, snapshot, lang)
+                 for s in store.list_subscriptions(engine, team_id=team_id, include_paused=True))
     alerts = tuple(describe_alert(a, snapshot) for a in store.list_alerts(engine, team_id=team_id, user_id=user_id))
     errors = tuple(message("home.error.channel", lang, channel=s["channel_id"], error=texts.delivery_error(lang, s["last_error"]))
                    for s in subs if s["last_error"])

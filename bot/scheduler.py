@@ -12,7 +12,7 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 from decimal import Decimal
@@ -58,6 +58,12 @@ class InstallationTokens:
     def bot_token(self, team_id: str) -> str | None:
         bot = self.installation_store.find_bot(enterprise_id=None, team_id=team_id)
         return getattr(bot, "bot_token", None) if bot is not None else None
+
+    def installed_at(self, team_id: str) -> datetime | None:
+        """When the workspace's bot was (re)installed; a pause older than this is over."""
+        bot = self.installation_store.find_bot(enterprise_id=None, team_id=team_id)
+        at = getattr(bot, "installed_at", None) if bot is not None else None
+        return datetime.fromtimestamp(float(at), tz=UTC) if at is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +142,7 @@ def slack_error(exc: Exception) -> str:
     if response is not None:
         try:
             return str(response.get("error") or "unknown_error")
-        except Exception:  # a non-dict body
+        except Exception:  # noqa: BLE001  # a non-dict body
             return "unknown_error"
     return type(exc).__name__
 
@@ -155,6 +161,8 @@ class Scheduler:
         now = now or datetime.now(UTC)
         report = RunReport()
         snapshot = self.catalog()
+        if not self.cfg.dry_run:
+            self.resume_reinstalled(now, report)
         for sub in store.list_subscriptions(self.engine):
             what = f"subscription {sub.id} ({sub.team_id}/{sub.channel_id})"
             try:
@@ -201,7 +209,7 @@ class Scheduler:
                 self._finish(claim, "empty", now, digest)
                 return "empty"
             ts = self._post(client, sub, claim, digest, snapshot, now)
-        except Exception as exc:  # SlackApiError, timeouts, connection resets
+        except Exception as exc:  # noqa: BLE001  # SlackApiError, timeouts, connection resets: classified below
             code = slack_error(exc)
             if code in PERMANENT_ERRORS:
                 return self._failed(sub, claim, code, now)
@@ -231,6 +239,17 @@ class Scheduler:
         store.record_error(self.engine, sub.id, code, now)
         return "failed"
 
+    def resume_reinstalled(self, now: datetime, report: RunReport) -> None:
+        """Resume a paused workspace once its bot was installed again after the pause (OAuth installs)."""
+        installed_at = getattr(self.tokens, "installed_at", None)
+        if installed_at is None:  # one SLACK_BOT_TOKEN: subscribing a channel again resumes it
+            return
+        for team_id, paused_at in store.paused_teams(self.engine).items():
+            at = installed_at(team_id)
+            if at is not None and at > paused_at:
+                done = store.resume_workspace(self.engine, team_id=team_id, now=now)
+                report.add("resumed", f"team {team_id}: {done.subscriptions} digests, {done.alerts} alerts")
+
     def check_alerts(self, now: datetime, snapshot: Any) -> list[int]:
         """DM each armed alert whose line the cheapest on-demand price crossed; re-arm those that went back."""
         alerts = store.list_alerts(self.engine)
@@ -240,16 +259,16 @@ class Scheduler:
         fired = []
         for a in alerts:
             best = cheapest.get(a.gpu_id)
-            if best is None:
+            if best is None or a.last_error in store.PAUSE_REASONS:  # no price, or the workspace is paused
                 continue
             line = Decimal(a.usd_per_gpu_hour)
             usd = best.usd_per_gpu_hour
             crossed = usd < line if a.op == "<" else usd > line
             if not crossed and not a.armed:
                 store.rearm_alert(self.engine, a.id)
-            elif crossed and a.armed and store.fire_alert(self.engine, a.id, usd=usd, now=now):
-                if self._dm_alert(a, best, snapshot):
-                    fired.append(a.id)
+            elif (crossed and a.armed and store.fire_alert(self.engine, a.id, usd=usd, now=now)
+                  and self._dm_alert(a, best, snapshot)):
+                fired.append(a.id)
         return fired
 
     def _dm_alert(self, alert: Any, best: Any, snapshot: Any) -> bool:
@@ -267,7 +286,7 @@ class Scheduler:
                 raise LookupError("no_token")
             make_client(token, self.cfg).chat_postMessage(channel=alert.user_id, text=text)
             return True
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001  # any failure: classified below, the alert kept
             code = str(exc) if isinstance(exc, LookupError) else slack_error(exc)
             # Transient: arm again so the next tick retries. Permanent: stay quiet, show the error in App Home.
             store.rearm_alert(self.engine, alert.id, error=code, armed=code not in PERMANENT_ERRORS)

@@ -5,19 +5,27 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from sqlalchemy import Engine, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
-from knowledge.digest_tables import ChangeState, DigestPeriod, DigestSubscription, PriceAlert, PriceSourceStatus
+from knowledge.digest_tables import (
+    ChangeState,
+    DigestPeriod,
+    DigestSubscription,
+    PriceAlert,
+    PriceSourceStatus,
+)
 from rules.changes import SeriesKey, SeriesState
 
 log = logging.getLogger(__name__)
 CLAIM_LEASE = timedelta(minutes=5)  # a claim older than this whose owner never finished is taken over
 MAX_ERROR_CHARS = 300
+# Why a whole workspace is paused (bot.slack.listeners.lifecycle): its digests are not posted, its alerts do not fire.
+PAUSE_REASONS = frozenset({"app_uninstalled", "token_revoked"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +72,7 @@ def upsert_subscription(
                                      last_prices_at=now, **values)
             s.add(sub)
         else:
-            if sub.status != "active" or sub.gpu_filter != values["gpu_filter"]:
+            if sub.status == "off" or sub.gpu_filter != values["gpu_filter"]:  # paused → resumed keeps its baseline
                 sub.last_prices_at = now  # a (re)started or re-scoped digest starts from today's prices
                 s.execute(delete(ChangeState).where(ChangeState.subscription_id == sub.id))  # type: ignore[arg-type]
             for k, v in values.items():
@@ -87,19 +95,22 @@ def turn_off(engine: Engine, *, team_id: str, channel_id: str, now: datetime) ->
     """Unsubscribe a channel; False when it had no active digest."""
     with Session(engine) as s, s.begin():
         sub = _find(s, team_id, channel_id)
-        if sub is None or sub.status != "active":
+        if sub is None or sub.status not in ("active", "paused"):
             return False
         sub.status, sub.updated_at = "off", now
         return True
 
 
-def list_subscriptions(engine: Engine, *, team_id: str | None = None, active_only: bool = True) -> list[DigestSubscription]:
-    """Subscriptions of one workspace (or all, for the scheduler), oldest first."""
+def list_subscriptions(
+    engine: Engine, *, team_id: str | None = None, active_only: bool = True, include_paused: bool = False
+) -> list[DigestSubscription]:
+    """Subscriptions of one workspace (or all, for the scheduler), oldest first; paused ones only when asked."""
     q = select(DigestSubscription).order_by(DigestSubscription.id)  # type: ignore[arg-type]
     if team_id is not None:
         q = q.where(DigestSubscription.team_id == team_id)
     if active_only:
-        q = q.where(DigestSubscription.status == "active")
+        wanted = ("active", "paused") if include_paused else ("active",)
+        q = q.where(DigestSubscription.status.in_(wanted))  # type: ignore[attr-defined]
     with Session(engine, expire_on_commit=False) as s:
         return list(s.execute(q).scalars())
 
@@ -246,7 +257,7 @@ def list_alerts(engine: Engine, *, team_id: str | None = None, user_id: str | No
     if user_id is not None:
         q = q.where(PriceAlert.user_id == user_id)
     if active_only:
-        q = q.where(PriceAlert.active == True)  # noqa: E712
+        q = q.where(PriceAlert.active == True)
     with Session(engine, expire_on_commit=False) as s:
         return list(s.execute(q).scalars())
 
@@ -257,7 +268,7 @@ def turn_alert_off(engine: Engine, *, team_id: str, user_id: str, alert_id: int)
         result = s.execute(
             update(PriceAlert)
             .where(PriceAlert.id == alert_id, PriceAlert.team_id == team_id, PriceAlert.user_id == user_id,  # type: ignore[arg-type]
-                   PriceAlert.active == True)  # noqa: E712
+                   PriceAlert.active == True)
             .values(active=False)
         )
         return bool(result.rowcount == 1)  # type: ignore[attr-defined]
@@ -267,7 +278,7 @@ def fire_alert(engine: Engine, alert_id: int, *, usd: Decimal, now: datetime) ->
     """Disarm before sending (compare-and-swap): only one process wins the right to DM."""
     with Session(engine) as s, s.begin():
         result = s.execute(
-            update(PriceAlert).where(PriceAlert.id == alert_id, PriceAlert.armed == True)  # type: ignore[arg-type]  # noqa: E712
+            update(PriceAlert).where(PriceAlert.id == alert_id, PriceAlert.armed == True)  # type: ignore[arg-type]
             .values(armed=False, last_fired_at=now, last_fired_usd=usd, last_error=None)
         )
         return bool(result.rowcount == 1)  # type: ignore[attr-defined]
@@ -282,19 +293,66 @@ def rearm_alert(engine: Engine, alert_id: int, *, error: str | None = None, arme
         )
 
 
-def pause_workspace(engine: Engine, *, team_id: str, reason: str, now: datetime | None = None) -> int:
-    """The app was uninstalled or its tokens revoked: mark every digest of the workspace with the reason.
+@dataclass(frozen=True, slots=True)
+class Paused:
+    """What `pause_workspace` / `resume_workspace` changed."""
 
-    Subscriptions stay active, so a reinstall resumes them; until then each period fails as `no_token`
-    (recorded, never doubled), and App Home shows the reason.
+    subscriptions: int
+    alerts: int
+
+
+def pause_workspace(engine: Engine, *, team_id: str, reason: str, now: datetime | None = None) -> Paused:
+    """The app was uninstalled or its bot token revoked: pause the workspace's digests and alerts with the reason.
+
+    Paused digests are not posted (no period is claimed, so none is lost or doubled) and alerts do not
+    fire; both stay listed with the reason (App Home). `resume_workspace` (after a reinstall) or
+    subscribing the channel again brings them back.
     """
-    from datetime import UTC
+    now = now or datetime.now(UTC)
+    why = reason[:MAX_ERROR_CHARS]
+    with Session(engine) as s, s.begin():
+        subs = s.execute(
+            update(DigestSubscription)
+            .where(DigestSubscription.team_id == team_id, DigestSubscription.status.in_(("active", "paused")))  # type: ignore[arg-type,attr-defined]
+            .values(status="paused", last_error=why, last_error_at=now)
+        )
+        alerts = s.execute(
+            update(PriceAlert)
+            .where(PriceAlert.team_id == team_id, PriceAlert.active == True)  # type: ignore[arg-type]
+            .values(armed=False, last_error=why)
+        )
+        return Paused(int(subs.rowcount or 0), int(alerts.rowcount or 0))  # type: ignore[attr-defined]
 
+
+def resume_workspace(engine: Engine, *, team_id: str, now: datetime | None = None) -> Paused:
+    """Undo `pause_workspace` (the app is installed again): digests active, alerts armed, reasons cleared."""
     now = now or datetime.now(UTC)
     with Session(engine) as s, s.begin():
-        result = s.execute(
+        reasons = set(PAUSE_REASONS) | {r for (r,) in s.execute(
+            select(DigestSubscription.last_error)
+            .where(DigestSubscription.team_id == team_id, DigestSubscription.status == "paused")) if r}
+        subs = s.execute(
             update(DigestSubscription)
-            .where(DigestSubscription.team_id == team_id, DigestSubscription.status == "active")  # type: ignore[arg-type]
-            .values(last_error=reason[:MAX_ERROR_CHARS], last_error_at=now)
+            .where(DigestSubscription.team_id == team_id, DigestSubscription.status == "paused")  # type: ignore[arg-type]
+            .values(status="active", last_error=None, last_error_at=None, updated_at=now)
         )
-        return int(result.rowcount or 0)  # type: ignore[attr-defined]
+        alerts = s.execute(
+            update(PriceAlert)
+            .where(PriceAlert.team_id == team_id, PriceAlert.active == True,  # type: ignore[arg-type]
+                   PriceAlert.last_error.in_(reasons))  # type: ignore[union-attr]
+            .values(armed=True, last_error=None)
+        )
+        return Paused(int(subs.rowcount or 0), int(alerts.rowcount or 0))  # type: ignore[attr-defined]
+
+
+def paused_teams(engine: Engine) -> dict[str, datetime]:
+    """Workspaces with paused digests → when they were paused (the scheduler resumes them after a reinstall)."""
+    from knowledge.history import as_utc
+
+    q = select(DigestSubscription.team_id, DigestSubscription.last_error_at).where(DigestSubscription.status == "paused")
+    out: dict[str, datetime] = {}
+    with Session(engine) as s:
+        for team_id, at in s.execute(q):
+            when = as_utc(at) if at is not None else datetime.min.replace(tzinfo=UTC)
+            out[team_id] = max(out.get(team_id, when), when)
+    return out

@@ -96,7 +96,7 @@ def home_lists(
     alert_line = _find("bot.digest_commands", "alert_line")
     if not (subscriptions and alerts and describe_sub and describe_alert and sub_line and alert_line):
         return None, None
-    subs = [describe_sub(s, snapshot, lang) for s in subscriptions(services.engine, team_id=team_id)
+    subs = [describe_sub(s, snapshot, lang) for s in subscriptions(services.engine, team_id=team_id, include_paused=True)
             if getattr(s, "created_by", None) == user_id]
     mine = [describe_alert(a, snapshot) for a in alerts(services.engine, team_id=team_id, user_id=user_id)]
     return (
