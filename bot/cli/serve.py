@@ -23,6 +23,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="HTTP worker processes (default: $WEB_CONCURRENCY or 2)",
     )
     parser.add_argument("--threads", type=int, default=16, help="threads per HTTP worker (default: 16)")
+    parser.add_argument(
+        "--answer-workers", type=int, default=1,
+        help="answer processes per HTTP worker, at lower CPU priority (default: 1)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -36,21 +40,25 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.socket:
         return run_socket(settings)
-    return run_http(settings, host=args.host, port=args.port or settings.port, workers=args.workers, threads=args.threads)
+    return run_http(
+        settings, host=args.host, port=args.port or settings.port, workers=args.workers,
+        threads=args.threads, answer_workers=args.answer_workers,
+    )
 
 
-def run_http(settings, *, host: str, port: int, workers: int, threads: int) -> int:  # type: ignore[no-untyped-def]
+def run_http(settings, *, host: str, port: int, workers: int, threads: int, answer_workers: int) -> int:  # type: ignore[no-untyped-def]
+    """Web processes only verify, enqueue and acknowledge; answers run in their worker processes."""
     from functools import partial
 
     from bot.settings import require_slack_http
-    from bot.slack.app import build_production_app
+    from bot.slack.app import build_http_front
     from bot.slack.wsgi import GunicornServer, gunicorn_options
     from knowledge.setup import prepare_database
 
     require_slack_http(settings)
     prepare_database(settings.database_url).dispose()  # migrate once, before the workers fork
     options = gunicorn_options(host=host, port=port, workers=workers, threads=threads, log_level=settings.log_level)
-    GunicornServer(partial(build_production_app, settings), options).run()
+    GunicornServer(partial(build_http_front, settings, answer_workers=answer_workers), options).run()
     return 0
 
 

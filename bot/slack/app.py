@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 from slack_bolt import App
 from slack_bolt.oauth.oauth_settings import OAuthSettings
@@ -18,6 +19,8 @@ from sqlalchemy import Engine
 
 from bot.settings import Settings
 from bot.slack import listeners
+from bot.slack.answer_pool import AnswerQueue, start_worker
+from bot.slack.front import Front, answer_lost, not_found
 from bot.slack.core import Core, PipelineCore, SnapshotHolder, snapshot_holder
 from bot.slack.services import Services, utc_now
 from knowledge.slack_store import DbInstallationStore, DbOAuthStateStore
@@ -57,27 +60,43 @@ def web_client(settings: Settings, *, token: str | None) -> WebClient:
     )
 
 
-def build_app(settings: Settings, *, engine: Engine, core: Core, snapshots: SnapshotHolder | None = None) -> App:
-    """The app with every listener; OAuth (many workspaces) when a client id is set, else one token."""
-    installation_store = None
-    oauth_settings = None
-    oauth = bool(settings.slack_client_id and settings.slack_client_secret)
+def is_oauth(settings: Settings) -> bool:
+    return bool(settings.slack_client_id and settings.slack_client_secret)
+
+
+def oauth_stores(settings: Settings, engine: Engine) -> tuple[DbInstallationStore | None, OAuthSettings | None]:
+    """Installation store and OAuth settings (many workspaces), or (None, None) for one token."""
+    if not (settings.slack_client_id and settings.slack_client_secret):
+        return None, None
+    installation_store = DbInstallationStore(engine=engine, client_id=settings.slack_client_id)
+    return installation_store, OAuthSettings(
+        client_id=settings.slack_client_id,
+        client_secret=settings.slack_client_secret,
+        scopes=list(BOT_SCOPES),
+        installation_store=installation_store,
+        state_store=DbOAuthStateStore(engine=engine),
+    )
+
+
+def build_app(
+    settings: Settings, *, engine: Engine, core: Core, snapshots: SnapshotHolder | None = None,
+    inline: bool = False,
+) -> App:
+    """The app with every listener; OAuth (many workspaces) when a client id is set, else one token.
+
+    `inline`: the app of an answer worker (HTTP mode). The web process verified the signature and
+    acknowledged; here listeners run synchronously and the signature is not checked again (a
+    request may wait in the queue longer than Slack's five-minute timestamp window).
+    """
+    installation_store, oauth_settings = oauth_stores(settings, engine)
     # With OAuth the token comes from the installation store per workspace, never from the client.
-    client = web_client(settings, token=None if oauth else settings.slack_bot_token)
-    if settings.slack_client_id and settings.slack_client_secret:
-        installation_store = DbInstallationStore(engine=engine, client_id=settings.slack_client_id)
-        oauth_settings = OAuthSettings(
-            client_id=settings.slack_client_id,
-            client_secret=settings.slack_client_secret,
-            scopes=list(BOT_SCOPES),
-            installation_store=installation_store,
-            state_store=DbOAuthStateStore(engine=engine),
-        )
+    client = web_client(settings, token=None if is_oauth(settings) else settings.slack_bot_token)
     app = App(
         client=client,
         signing_secret=settings.slack_signing_secret,
         oauth_settings=oauth_settings,
         installation_store=installation_store,
+        request_verification_enabled=not inline,
         # Every listener is ack() on the request thread + a lazy function in the pool (listeners/lazy.py):
         # the 200 goes back at once, without Bolt's 10 ms ack polling of process_before_response=False.
         process_before_response=True,
@@ -89,12 +108,13 @@ def build_app(settings: Settings, *, engine: Engine, core: Core, snapshots: Snap
         default_language=settings.default_language,
         installation_store=installation_store,
         current_snapshot=snapshots.current if snapshots else lambda: None,
+        run_inline=inline,
     )
     listeners.register(app, services)
     return app
 
 
-def build_production_app(settings: Settings) -> App:
+def build_production_app(settings: Settings, *, inline: bool = False) -> App:
     """The app on the real pipeline: database prepared, snapshot loaded and watched for new prices."""
     from knowledge.setup import prepare_database
 
@@ -103,4 +123,35 @@ def build_production_app(settings: Settings) -> App:
     snapshots.start_watching()
     core = PipelineCore(snapshots)
     core.warm_up(utc_now())
-    return build_app(settings, engine=engine, core=core, snapshots=snapshots)
+    return build_app(settings, engine=engine, core=core, snapshots=snapshots, inline=inline)
+
+
+def build_http_front(settings: Settings, *, answer_workers: int) -> Front:
+    """A web process of HTTP mode: the ack path here, answers in `answer_workers` worker processes."""
+    from bot.slack.wsgi import wsgi_app
+
+    queue = AnswerQueue(
+        workers=answer_workers,
+        initializer=start_worker,
+        initargs=(partial(build_production_app, settings, inline=True), settings.log_level),
+        on_lost=partial(answer_lost, language=settings.default_language),
+    )
+    queue.warm()
+    fallback = wsgi_app(build_oauth_app(settings)) if is_oauth(settings) else not_found
+    return Front(
+        signing_secret=str(settings.slack_signing_secret), queue=queue, fallback=fallback,
+        busy_language=settings.default_language,
+    )
+
+
+def build_oauth_app(settings: Settings) -> App:
+    """Bolt for `/slack/install` and `/slack/oauth_redirect` only: no listeners, no snapshot."""
+    from knowledge.db import make_engine
+
+    installation_store, oauth_settings = oauth_stores(settings, make_engine(settings.database_url))
+    return App(
+        client=web_client(settings, token=None),
+        signing_secret=settings.slack_signing_secret,
+        oauth_settings=oauth_settings,
+        installation_store=installation_store,
+    )

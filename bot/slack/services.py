@@ -25,3 +25,6 @@ class Services:
     clock: Callable[[], datetime] = utc_now
     installation_store: InstallationStore | None = None  # OAuth mode only
     current_snapshot: Callable[[], Any] = lambda: None  # for the digest helper's commands
+    # True in an answer worker process (HTTP mode): the request was acknowledged by the web
+    # process already, so listeners run inline instead of ack + lazy thread.
+    run_inline: bool = False

@@ -30,9 +30,9 @@ def wsgi_app(app: App) -> Wsgi:
 
 
 class GunicornServer(BaseApplication):  # type: ignore[misc]
-    """gunicorn run in-process: each worker builds its own app (engine, snapshot) after the fork."""
+    """gunicorn run in-process: each worker builds its own WSGI app (and answer workers) after the fork."""
 
-    def __init__(self, build: Callable[[], App], options: dict[str, Any]) -> None:
+    def __init__(self, build: Callable[[], Wsgi], options: dict[str, Any]) -> None:
         self._build, self._options = build, options
         super().__init__()
 
@@ -41,7 +41,14 @@ class GunicornServer(BaseApplication):  # type: ignore[misc]
             self.cfg.set(key, value)
 
     def load(self) -> Wsgi:
-        return wsgi_app(self._build())
+        return self._build()
+
+
+def drain_on_exit(server: Any, worker: Any) -> None:
+    """gunicorn `worker_exit` hook: answer the requests already accepted before the process goes."""
+    close = getattr(worker.wsgi, "close", None)
+    if close is not None:
+        close()
 
 
 def gunicorn_options(*, host: str, port: int, workers: int, threads: int, log_level: str) -> dict[str, Any]:
@@ -58,4 +65,5 @@ def gunicorn_options(*, host: str, port: int, workers: int, threads: int, log_le
         "errorlog": "-",
         "loglevel": log_level.lower(),
         "preload_app": False,
+        "worker_exit": drain_on_exit,
     }

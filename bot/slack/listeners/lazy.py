@@ -35,6 +35,21 @@ def lazy(handler: Handler, services: Services) -> Callable[..., None]:
     return run
 
 
+def inline(handler: Handler, services: Services) -> Callable[..., None]:
+    """In an answer worker: the web process has acknowledged already; run the handler right here."""
+    guarded = lazy(handler, services)
+
+    def run(ack: Ack, payload: dict[str, Any], body: dict[str, Any], context: BoltContext,
+            client: WebClient, respond: Respond | None) -> None:
+        ack()  # a no-op for Slack (answered long ago), but Bolt expects every listener to ack
+        guarded(payload=payload, body=body, context=context, client=client, respond=respond)
+
+    return run
+
+
 def register_lazy(decorator: Callable[..., Any], handler: Handler, services: Services) -> None:
     """`app.command(...)`, `app.event(...)` or `app.action(...)`, acknowledged then handled lazily."""
-    decorator(ack=acknowledge, lazy=[lazy(handler, services)])
+    if services.run_inline:
+        decorator(inline(handler, services))
+    else:
+        decorator(ack=acknowledge, lazy=[lazy(handler, services)])

@@ -1,0 +1,130 @@
+"""The ack path of HTTP mode: verify the signature, answer Slack's handshakes, enqueue, 200 — nothing else."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+from urllib.parse import parse_qs
+
+from slack_sdk.signature import SignatureVerifier
+
+from bot.slack.answer_pool import AnswerQueue, Job
+from bot.slack.notices import notice
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/slack/events"
+HEALTH_PATH = "/healthz"
+MAX_BODY_BYTES = 1 << 20  # Slack's payloads are a few KB; refuse anything absurd before reading it
+# The headers the worker's Bolt app reads (content type, retries); the signature was checked here.
+FORWARDED = ("content-type", "x-slack-retry-num", "x-slack-retry-reason", "x-slack-request-timestamp")
+Wsgi = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+Reply = tuple[str, str, bytes]  # status line, content type, body
+
+OK: Reply = ("200 OK", "text/plain", b"")
+UNAUTHORIZED: Reply = ("401 Unauthorized", "text/plain", b"invalid request")
+NOT_FOUND: Reply = ("404 Not Found", "text/plain", b"Not Found")
+
+
+def not_found(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+    return _send(start_response, NOT_FOUND)
+
+
+class Front:
+    """WSGI app: `/slack/events` handled here without Bolt; other paths (OAuth) go to `fallback`."""
+
+    def __init__(
+        self, *, signing_secret: str, queue: AnswerQueue, fallback: Wsgi = not_found,
+        busy_language: str = "en",
+    ) -> None:
+        self._verifier = SignatureVerifier(signing_secret)
+        self.queue, self._fallback, self._busy_language = queue, fallback, busy_language
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        path, method = environ.get("PATH_INFO"), environ.get("REQUEST_METHOD")
+        if path == EVENTS_PATH and method == "POST":
+            return _send(start_response, self.handle(environ))
+        if path == HEALTH_PATH and method == "GET":
+            return _send(start_response, ("200 OK", "text/plain", b"ok"))
+        return self._fallback(environ, start_response)
+
+    def close(self) -> None:
+        self.queue.close()
+
+    def handle(self, environ: dict[str, Any]) -> Reply:
+        raw = _read_body(environ)
+        headers = {name: str(environ.get("HTTP_" + name.upper().replace("-", "_"), "")) for name in FORWARDED}
+        headers["content-type"] = str(environ.get("CONTENT_TYPE", ""))
+        if raw is None or not self._verifier.is_valid(
+            body=raw,
+            timestamp=headers["x-slack-request-timestamp"],
+            signature=str(environ.get("HTTP_X_SLACK_SIGNATURE", "")),
+        ):
+            return UNAUTHORIZED
+        if headers["content-type"].startswith("application/json"):
+            return self._event(raw, headers)
+        if raw.startswith("ssl_check=") or "&ssl_check=" in raw:
+            return OK
+        if self.queue.submit(Job(raw, {k: v for k, v in headers.items() if v})):
+            return OK
+        is_command = "command" in parse_qs(raw)
+        log.warning("answer queue full (%d pending): refused a %s", self.queue.pending,
+                    "command" if is_command else "button press")
+        if is_command:  # the ack itself carries the answer: Slack shows it to the user at once
+            text = notice(self._busy_language, "busy")
+            return ("200 OK", "application/json",
+                    json.dumps({"response_type": "ephemeral", "text": text}).encode())
+        return ("503 Service Unavailable", "text/plain", b"busy")
+
+    def _event(self, raw: str, headers: dict[str, str]) -> Reply:
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return ("400 Bad Request", "text/plain", b"bad json")
+        if body.get("type") == "url_verification":
+            return ("200 OK", "application/json", json.dumps({"challenge": body.get("challenge")}).encode())
+        if self.queue.submit(Job(raw, {k: v for k, v in headers.items() if v})):
+            return OK
+        # No X-Slack-No-Retry: Slack delivers the event again later (retries are deduplicated).
+        log.warning("answer queue full (%d pending): Slack will retry an event", self.queue.pending)
+        return ("503 Service Unavailable", "text/plain", b"busy")
+
+
+def answer_lost(job: Job, reason: str, *, language: str = "en") -> None:
+    """A request no worker could answer: tell the user through its response URL when it has one."""
+    from slack_sdk.webhook import WebhookClient
+
+    body = _parse(job)
+    url = body.get("response_url")
+    rid = str(body.get("event_id") or body.get("trigger_id") or "?")
+    log.error("request %s not answered (%s)", rid, reason)
+    if not url:  # events carry no response URL: the log line above is all we can do
+        return
+    text = notice(language, "error", request_id=rid)
+    WebhookClient(str(url)).send(text=text, response_type="ephemeral", replace_original=False)
+
+
+def _parse(job: Job) -> dict[str, Any]:
+    """The request body as a dict: JSON events, form commands, or a form-wrapped JSON `payload`."""
+    if job.headers.get("content-type", "").startswith("application/json"):
+        return dict(json.loads(job.body))
+    form = {key: values[0] for key, values in parse_qs(job.body).items()}
+    return dict(json.loads(form["payload"])) if "payload" in form else form
+
+
+def _read_body(environ: dict[str, Any]) -> str | None:
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return None
+    if length <= 0 or length > MAX_BODY_BYTES:
+        return None
+    return str(environ["wsgi.input"].read(length).decode("utf-8", "replace"))
+
+
+def _send(start_response: Callable[..., Any], reply: Reply) -> Iterable[bytes]:
+    status, content_type, body = reply
+    start_response(status, [("Content-Type", content_type), ("Content-Length", str(len(body)))])
+    return [body]
