@@ -14,7 +14,8 @@ from rules.setup import DEFAULT_METHOD, Setup
 from rules.shapes import Shape, shape_from_model, typical_shape, with_params
 from rules.tables import RuleTables
 from rules.tier import pick_tier
-from rules.timing import cheapest_offer, dataset_tokens, job_hours, offer_cost
+from rules.offers import SHARDED, cheapest, price_findings
+from rules.timing import dataset_tokens, job_hours, offer_cost
 from rules.types import GpuSpec, Offer, Provider, Workload
 from rules.verdict import Finding, Number, Option, Rejection, Verdict
 
@@ -82,7 +83,7 @@ def assumptions_of(workload: Workload, setup: Setup, shape: Shape) -> tuple[dict
 
 
 def score_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Workload,
-                 shape: Shape, tables: RuleTables) -> Scored:
+                 shape: Shape, tables: RuleTables, providers: Mapping[str, Provider]) -> Scored:
     """The option (exact Decimal cost filled in later, for shown options only) and its ranking numbers."""
     candidate = fit.candidate
     assert candidate is not None
@@ -96,7 +97,10 @@ def score_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Work
         ref_hours = hours if hours is not None else job_hours(
             REFERENCE_TOKENS, shape.active_params_b, gpu, candidate.count, setup, tables, workload.precision)
     rework = tables.spot_rework_fraction
-    offer, cost = cheapest_offer(offers, candidate.count, hours, spot=bool(workload.spot), rework=rework)
+    prefer_link = candidate.count > 1 and setup.sharding in SHARDED and gpu.has_nvlink_class_link
+    pick = cheapest(offers, candidate.count, hours, spot=bool(workload.spot), rework=rework,
+                    providers=providers, minimum_s=tables.billing_minimum_s, prefer_link=prefer_link)
+    offer, cost = pick.offer, pick.usd
     per_hour = plan_usd_per_hour(offer, candidate.count)
     work_usd = cost
     if work_usd is None and per_hour is not None and ref_hours is not None:
@@ -113,12 +117,15 @@ def with_cost(option: Option, workload: Workload, tables: RuleTables) -> Option:
     if option.offer is None or option.hours is None:
         return option
     rework = tables.spot_rework_fraction if workload.spot else 0.0
-    return replace(option, cost_usd=offer_cost(option.offer, option.count, option.hours, rework=rework))
+    return replace(option, cost_usd=offer_cost(option.offer, option.count, option.hours, rework=rework,
+                                               minimum_s=tables.billing_minimum_s))
 
 
-def with_findings(option: Option, gpu: GpuSpec, setup: Setup, workload: Workload, tables: RuleTables) -> Option:
+def with_findings(option: Option, gpu: GpuSpec, setup: Setup, workload: Workload, tables: RuleTables,
+                  offers: Sequence[Offer]) -> Option:
     """Findings are computed for the shown options only (keeps evaluate() fast)."""
-    return replace(option, findings=option_findings(option, gpu, setup, workload, tables))
+    prices = price_findings(option, gpu, offers, spot=bool(workload.spot))
+    return replace(option, findings=option_findings(option, gpu, setup, workload, tables) + prices)
 
 
 def effective_workload(workload: Workload, method: str, objective: str) -> tuple[Workload, bool]:
@@ -129,7 +136,8 @@ def effective_workload(workload: Workload, method: str, objective: str) -> tuple
 
 
 def search(pool: Mapping[str, GpuSpec], space: CandidateSpace, counts: tuple[int, ...], work: Workload,
-           offers_by_gpu: Mapping[str, Sequence[Offer]], shape: Shape, tables: RuleTables) -> Search:
+           offers_by_gpu: Mapping[str, Sequence[Offer]], shape: Shape, tables: RuleTables,
+           providers: Mapping[str, Provider]) -> Search:
     scored: list[Scored] = []
     rejections: list[Rejection] = []
     fits: dict[str, Fit] = {}
@@ -139,7 +147,7 @@ def search(pool: Mapping[str, GpuSpec], space: CandidateSpace, counts: tuple[int
         if fit.rejection is not None:
             rejections.append(fit.rejection)
         else:
-            scored.append(score_option(fit, gpu, offers_by_gpu.get(gpu_id, ()), work, shape, tables))
+            scored.append(score_option(fit, gpu, offers_by_gpu.get(gpu_id, ()), work, shape, tables, providers))
     return Search(scored, rejections, fits)
 
 
@@ -158,13 +166,25 @@ def pinned_finding(gpu_id: str, search_result: Search, gpus: Mapping[str, GpuSpe
         "has_gib": numbers["has_gib"], "reason": fit.rejection.code})
 
 
-def with_alternatives(ranked: list[Option], alternatives: list[Option], pinned_gpu: str | None) -> list[Option]:
-    """The pinned plan first (when it fits), else the pinned GPU's own larger plan, then the best others."""
-    own = [o for o in alternatives if o.gpu_id == pinned_gpu]
-    others = [o for o in alternatives if o.gpu_id != pinned_gpu]
-    if ranked and pinned_gpu is None:
-        return ranked
-    return (ranked or own[:1]) + others
+def priced_first(options: list[Option]) -> list[Option]:
+    """Plans with a capable offer, in rank order; the unpriced only when nothing has a price."""
+    return [o for o in options if o.offer is not None] or options
+
+
+def shown_options(ranked: list[Option], alternatives: list[Option], pinned_gpu: str | None) -> list[Option]:
+    """Pinned and fits: its plan first (priced or not), then the best others. Pinned and does not fit: the best
+    plans overall, with the pinned GPU's own smallest fitting plan among the first three. No GPU pinned (a
+    count nothing fits): the best plans at any count."""
+    if pinned_gpu is None:
+        return priced_first(alternatives)
+    if ranked:
+        return ranked[:1] + priced_first([o for o in alternatives if o.gpu_id != pinned_gpu])
+    best = priced_first(alternatives)
+    own = next((o for o in alternatives if o.gpu_id == pinned_gpu), None)
+    if own is None or own in best[:TOP_OPTIONS]:
+        return best
+    rest = [o for o in best if o is not own]
+    return rest[:TOP_OPTIONS - 1] + [own] + rest[TOP_OPTIONS - 1:]
 
 
 def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
@@ -179,21 +199,21 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     pinned_gpu = workload.gpu if workload.gpu in gpus else None
     pool = {pinned_gpu: gpus[pinned_gpu]} if pinned_gpu else gpus
     hours_known = bool(work.tokens or work.samples)
-    found = search(pool, space, counts, work, offers_by_gpu, shape, tables)
+    found = search(pool, space, counts, work, offers_by_gpu, shape, tables, providers)
     ranked = rank(found.scored, objective, hours_known)
     if pinned_gpu is not None or (workload.gpus and not ranked):
         alt_counts = counts_for(replace(work, gpus=None), method)
-        alternatives = search(gpus, space, alt_counts, work, offers_by_gpu, shape, tables)
-        ranked = with_alternatives(ranked, rank(alternatives.scored, objective, hours_known), pinned_gpu)
+        alternatives = search(gpus, space, alt_counts, work, offers_by_gpu, shape, tables, providers)
+        shown = shown_options(ranked, rank(alternatives.scored, objective, hours_known), pinned_gpu)
         extra_rejections = [r for r in alternatives.rejections if r.gpu_id != pinned_gpu]
     else:
-        alternatives, extra_rejections = found, []
+        alternatives, extra_rejections, shown = found, [], priced_first(ranked)
     if pinned_gpu is not None:
         findings.append(pinned_finding(pinned_gpu, found, gpus))
-    priced = [o for o in ranked if o.offer is not None] or ranked
     top = tuple(with_findings(with_cost(o, work, tables), gpus[o.gpu_id],
-                              space.candidate(o.count, o.switches).setup, work, tables)
-                for o in priced[:TOP_OPTIONS])
+                              space.candidate(o.count, o.switches).setup, work, tables,
+                              offers_by_gpu.get(o.gpu_id, ()))
+                for o in shown[:TOP_OPTIONS])
     reference = space.candidate(counts[0], ())
     chosen = space.candidate(top[0].count, top[0].switches).setup if top else reference.setup
     assumptions, defaulted = assumptions_of(workload, chosen, shape)

@@ -51,8 +51,6 @@ def option_findings(option: Option, gpu: GpuSpec, setup: Setup, workload: Worklo
         _, used = peak_tflops(gpu, setup, "fp8")
         out.append(Finding("precision.fp8", "pass" if used else "warn",
                            {"gpu_fp8": str(gpu.fp8_support).lower(), "framework": setup.framework}))
-    if option.offer is None:
-        out.append(Finding("price.none", "info", {"gpus": option.count}))
     if workload.budget_usd is not None and option.cost_usd is not None and option.cost_usd > workload.budget_usd:
         out.append(Finding("budget.over", "fail", {"cost_usd": float(option.cost_usd),
                                                    "budget_usd": float(workload.budget_usd)}))

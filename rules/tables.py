@@ -7,7 +7,7 @@ The JSON lives in rules/data/rule_tables.json; knowledge/rule_tables.py reads th
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 TIERS = ("consumer", "workstation", "datacenter", "frontier")
@@ -43,6 +43,7 @@ class RuleTables:
     power_usd_per_kwh: float  # for buy vs rent
     source: str
     popular_gpus: tuple[str, ...] = ()  # cards people ask about: shown as near misses when they miss
+    billing_minimum_s: Mapping[str, int] = field(default_factory=dict)  # provider id -> least seconds billed
 
 
 def _number(row: Mapping[str, Any], key: str, where: str) -> float | None:
@@ -133,7 +134,16 @@ def parse_rule_tables(data: Any, *, source: str) -> RuleTables:
         power_usd_per_kwh=_scalar(data, "power_usd_per_kwh", source, 0.0, 2.0),
         source=source,
         popular_gpus=_id_list(data.get("popular_gpus", []), source),
+        billing_minimum_s=_minimums(data.get("billing_minimum_s", {}), source),
     )
+
+
+def _minimums(raw: Any, source: str) -> dict[str, int]:
+    if not isinstance(raw, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 86400
+            for k, v in raw.items()):
+        raise RuleTableError(f"{source}: billing_minimum_s: expected provider id -> whole seconds (0-86400)")
+    return dict(raw)
 
 
 def _id_list(raw: Any, source: str) -> tuple[str, ...]:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-from decimal import ROUND_CEILING, Decimal
+from collections.abc import Mapping
+from decimal import Decimal
 
+from rules.offers import job_usd
 from rules.setup import Setup
 from rules.tables import RuleTables
 from rules.types import GpuSpec, Offer, Workload
@@ -80,48 +80,10 @@ def job_hours(tokens: float, active_params_b: float, gpu: GpuSpec, count: int, s
     return tokens * flops_per_token(active_params_b, setup) / rate / 3600.0
 
 
-def offer_cost(offer: Offer, count: int, hours: float, *, rework: float) -> Decimal:
-    """Whole instances needed × hourly price × hours rounded up to the billing increment."""
-    instances = math.ceil(count / max(offer.gpu_count, 1))
-    seconds = hours * (1.0 + rework) * 3600.0
-    step = max(offer.billing_increment_s, 1)
-    billed_s = math.ceil(seconds / step) * step
-    cost = offer.usd_per_hour * instances * Decimal(billed_s) / Decimal(3600)
-    return cost.quantize(Decimal("0.01"), rounding=ROUND_CEILING)
-
-
-def pick_offer(offers: Sequence[Offer], count: int, hours: float | None, *, spot: bool,
-               rework: float, scan: int = 8) -> tuple[Offer | None, Decimal | None]:
-    """Cheapest offer for `count` GPUs among the first `scan` of the tier, with its exact job cost."""
-    best, _ = cheapest_offer(offers, count, hours, spot=spot, rework=rework, scan=scan)
-    if best is None or hours is None:
-        return best, None
-    return best, offer_cost(best, count, hours, rework=rework if spot else 0.0)
-
-
-def cheapest_offer(offers: Sequence[Offer], count: int, hours: float | None, *, spot: bool,
-                   rework: float, scan: int = 8) -> tuple[Offer | None, float | None]:
-    """Cheapest offer (offers sorted by $/GPU-h) and its job cost as a float, for ranking."""
-    wanted = "spot" if spot else "on-demand"
-    seconds = (hours if hours is not None else 1.0) * (1.0 + (rework if spot else 0.0)) * 3600.0
-    need_whole = count <= 8
-    best: Offer | None = None
-    best_usd = math.inf
-    seen = 0
-    for offer in offers:
-        if offer.tier != wanted or (need_whole and offer.gpu_count < count):
-            continue
-        seen += 1
-        step = offer.billing_increment_s if offer.billing_increment_s > 1 else 1
-        instances = -(-count // offer.gpu_count) if offer.gpu_count > 1 else count
-        usd = float(offer.usd_per_hour) * instances * (-(-seconds // step) * step / 3600.0)
-        if usd < best_usd:
-            best, best_usd = offer, usd
-        if seen >= scan:
-            break
-    if best is None:
-        return None, None
-    return best, best_usd if hours is not None else None
+def offer_cost(offer: Offer, count: int, hours: float, *, rework: float,
+               minimum_s: Mapping[str, int] | None = None) -> Decimal:
+    """Whole instances needed x hourly price x hours rounded up to the billing increment (and minimum)."""
+    return job_usd(offer, count, hours, rework=rework, minimum_s=minimum_s or {})
 
 
 def break_even(gpu: GpuSpec, offer: Offer, tables: RuleTables) -> dict[str, float] | None:

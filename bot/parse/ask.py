@@ -146,12 +146,18 @@ def _money(value: Decimal | None) -> float | None:
 
 
 def ask_to_workload(ask: Ask, snapshot: Snapshot) -> Workload:
-    """The engine's `Workload` for this request; a GPU is pinned only when exactly one was found."""
+    """The engine's `Workload` for this request; a GPU is pinned only when exactly one was found.
+
+    Budget words set the objective when none was stated (DESIGN §3 Ranking): "on a budget" -> cheapest,
+    "money is no object" -> fastest; a moderate budget leaves the balanced default.
+    """
     model = None
     if ask.model is not None and ask.model.model_id is not None:
         model = snapshot.models.get(ask.model.model_id)
     found = [g.gpu_id for g in ask.gpus if g.status == "found" and g.gpu_id]
     pinned = found[0] if len(set(found)) == 1 else None
+    budget_objective: Objective | None = {"low": "cheapest", "high": "fastest"}.get(  # type: ignore[assignment]
+        ask.budget.qualitative or "")
     return Workload(
         model=model,
         params_b=ask.params_b,
@@ -175,5 +181,5 @@ def ask_to_workload(ask: Ask, snapshot: Snapshot) -> Workload:
         budget_usd_per_hour=ask.budget.usd_per_hour,
         deadline_hours=ask.deadline_hours,
         spot=ask.spot,
-        objective=ask.objective,
+        objective=ask.objective or budget_objective,
     )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -52,9 +51,6 @@ def _workload(ask: Any, snapshot: Any, previous: Mapping[str, Any] | None) -> Wo
     from bot.parse import ask_to_workload
 
     current = ask_to_workload(ask, snapshot)
-    budget = getattr(ask, "budget", None)
-    if current.objective is None and getattr(budget, "qualitative", None) == "low":
-        current = replace(current, objective="cheapest")  # "on a budget" / 预算有限: rank by cost (DESIGN §3)
     base = _previous_workload(previous, snapshot)
     if base is None:
         return current
