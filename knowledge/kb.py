@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rapidfuzz import fuzz
-
 from knowledge.kb_data import LANGUAGES, Entry, KnowledgeBase, load_kb
 from knowledge.kb_facts import GpuMention, fill_facts, find_gpu_mentions, gpu_flags, gpu_sentences
-from knowledge.kb_text import compact_text, hits, looks_conceptual, normalise_text
+from knowledge.kb_phrasing import best_phrasings
+from knowledge.kb_text import TermPattern, hits, looks_conceptual, normalise_text
 
 __all__ = ["KbAnswer", "KbOption", "KbResult", "find_entry", "get_entry", "looks_conceptual", "match"]
 
@@ -26,7 +26,6 @@ OTHER_LANGUAGE_DISCOUNT = 0.7  # English phrasings still count for a question in
 ANSWER_MIN_SCORE = 3.0  # below: never state an answer as fact
 ANSWER_MIN_MARGIN = 1.0  # top must beat the runner-up by this much to answer outright
 CHOOSE_MIN_SCORE = 1.5  # below: nothing relevant ("none")
-CHAR_LEVEL_LANGUAGES = frozenset({"zh-Hans", "ja", "ko"})
 DEFAULT_LANGUAGE = "en"
 
 Status = Literal["answer", "choose", "none"]
@@ -75,53 +74,55 @@ def _language(language: str) -> str:
     return language if language in LANGUAGES else DEFAULT_LANGUAGE
 
 
-def _similarity(question: str, phrasing: str, language: str) -> float:
-    if language in CHAR_LEVEL_LANGUAGES:
-        return float(fuzz.ratio(compact_text(question), compact_text(phrasing)))
-    q, p = normalise_text(question), normalise_text(phrasing)
-    # token_set alone gives 100 to any one-word question contained in a phrasing ("memory");
-    # averaging with token_sort keeps word overlap but charges for what is missing.
-    return (fuzz.token_set_ratio(q, p) + fuzz.token_sort_ratio(q, p)) / 2.0
-
-
-def _best_phrasing(entry: Entry, question: str, language: str) -> tuple[float, str]:
-    """Best similarity over the entry's phrasings in the question's language (English discounted)."""
-    best = (0.0, "")
-    for lang, factor in ((language, 1.0), (DEFAULT_LANGUAGE, OTHER_LANGUAGE_DISCOUNT)):
-        for phrasing in entry.texts[lang].phrasings:
-            sim = _similarity(question, phrasing, lang) * (factor if lang != language else 1.0)
-            best = max(best, (sim, phrasing))
-        if language == DEFAULT_LANGUAGE:
-            break
-    return best
-
-
-def _score_entry(entry: Entry, kb: KnowledgeBase, question: str, language: str,
-                 concept_hits: Mapping[str, tuple[str, ...]], mentions: tuple[GpuMention, ...],
-                 snapshot: Any) -> _Scored:
+def _score_entry(entry: Entry, normalised: str, found: Mapping[tuple[str, str], list[TermPattern]],
+                 concept_hits: Mapping[str, tuple[str, ...]], named: set[str], flags: set[str],
+                 phrasing: tuple[float, str]) -> _Scored:
     score, reasons = 0.0, []
     for concept, weight in entry.concepts:
         if concept_hits.get(concept):
             score += CONCEPT_WEIGHT * weight
             reasons.append(f"concept {concept} ← {concept_hits[concept][0]!r} (+{CONCEPT_WEIGHT * weight:.1f})")
-    kw = hits(normalise_text(question), kb.keyword_patterns[entry.id])[:MAX_KEYWORDS_COUNTED]
+    kw = hits(normalised, found.get(("keyword", entry.id), ()))[:MAX_KEYWORDS_COUNTED]
     if kw:
         score += KEYWORD_WEIGHT * len(kw)
         reasons.append(f"keywords {list(kw)} (+{KEYWORD_WEIGHT * len(kw):.1f})")
-    named = {g for m in mentions for g in m.gpu_ids}
     if about := sorted(named & set(entry.gpus)):
         score += GPU_WEIGHT
         reasons.append(f"gpu {about[0]} named (+{GPU_WEIGHT:.1f})")
-    flags = set().union(*(gpu_flags(snapshot.gpus[g]) for g in named if g in snapshot.gpus))
     if when := sorted(flags & set(entry.gpu_when)):
         score += GPU_WHEN_WEIGHT
         reasons.append(f"named gpu is {when[0]} (+{GPU_WHEN_WEIGHT:.1f})")
-    sim, phrasing = _best_phrasing(entry, question, language)
+    sim, best = phrasing
     if sim > PHRASE_FLOOR:
         bonus = PHRASE_WEIGHT * (sim - PHRASE_FLOOR) / (100.0 - PHRASE_FLOOR)
         score += bonus
-        reasons.append(f"phrasing {sim:.0f}% ≈ {phrasing!r} (+{bonus:.1f})")
+        reasons.append(f"phrasing {sim:.0f}% ≈ {best!r} (+{bonus:.1f})")
     return _Scored(entry_id=entry.id, score=round(score, 3), reasons=tuple(reasons))
+
+
+@functools.cache
+def _term_owners() -> dict[TermPattern, tuple[tuple[str, str], ...]]:
+    """Every glossary and keyword pattern once, with who uses it: ("concept", id) or ("keyword", entry id)."""
+    kb = load_kb()
+    owners: dict[TermPattern, list[tuple[str, str]]] = {}
+    for concept, term in kb.terms.items():
+        for pattern in term.patterns:
+            owners.setdefault(pattern, []).append(("concept", concept))
+    for entry_id, patterns in kb.keyword_patterns.items():
+        for pattern in patterns:
+            owners.setdefault(pattern, []).append(("keyword", entry_id))
+    return {pattern: tuple(keys) for pattern, keys in owners.items()}
+
+
+def _found_by_owner(normalised: str) -> dict[tuple[str, str], list[TermPattern]]:
+    """The patterns found in the text, per owner: each pattern is tested once per question, and a
+    plain substring test comes first (most of the ~1,700 do not occur)."""
+    found: dict[tuple[str, str], list[TermPattern]] = {}
+    for pattern, keys in _term_owners().items():
+        if pattern.surface in normalised and pattern.found_in(normalised):
+            for key in keys:
+                found.setdefault(key, []).append(pattern)
+    return found
 
 
 def rank(text: str, *, language: str, snapshot: Any) -> tuple[tuple[_Scored, ...], tuple[GpuMention, ...]]:
@@ -129,9 +130,16 @@ def rank(text: str, *, language: str, snapshot: Any) -> tuple[tuple[_Scored, ...
     kb = load_kb()
     language = _language(language)
     normalised = normalise_text(text)
-    concept_hits = {c: hits(normalised, term.patterns) for c, term in kb.terms.items()}
+    found = _found_by_owner(normalised)
+    concept_hits = {c: hits(normalised, found.get(("concept", c), ())) for c in kb.terms}
     mentions = find_gpu_mentions(text, snapshot)
-    scored = [_score_entry(e, kb, text, language, concept_hits, mentions, snapshot) for e in kb.entries.values()]
+    named = {g for m in mentions for g in m.gpu_ids}
+    flags: set[str] = set().union(*(gpu_flags(snapshot.gpus[g]) for g in named if g in snapshot.gpus))
+    phrasings = best_phrasings(text, language, fallback=DEFAULT_LANGUAGE, discount=OTHER_LANGUAGE_DISCOUNT)
+    scored = [
+        _score_entry(e, normalised, found, concept_hits, named, flags, phrasings.get(e.id, (0.0, "")))
+        for e in kb.entries.values()
+    ]
     return tuple(sorted(scored, key=lambda s: (-s.score, s.entry_id))), mentions
 
 
