@@ -112,7 +112,7 @@ class AnswerQueue:
         self._finished(executor, job, future.exception())
 
     def _finished(self, executor: ProcessPoolExecutor, job: Job, error: BaseException | None) -> None:
-        if isinstance(error, BrokenProcessPool) and job.attempt < MAX_ATTEMPTS and not self._closed:
+        if isinstance(error, BrokenProcessPool) and job.attempt < MAX_ATTEMPTS:
             log.warning("answer worker died; retrying a request (attempt %d)", job.attempt + 1)
             retry = Job(job.body, job.headers, job.attempt + 1)
             # Not on this (dying) executor's manager thread: a fresh thread submits to the new pool.
@@ -122,7 +122,7 @@ class AnswerQueue:
             log.error("request lost after %d attempt(s): %r", job.attempt, error)
             try:
                 self._on_lost(job, type(error).__name__)
-            except Exception:  # noqa: BLE001  (telling the user failed too; the log above stays)
+            except Exception:
                 log.exception("could not answer a lost request")
         with self._lock:
             self._pending -= 1

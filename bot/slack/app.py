@@ -20,8 +20,8 @@ from sqlalchemy import Engine
 from bot.settings import Settings
 from bot.slack import listeners
 from bot.slack.answer_pool import AnswerQueue, start_worker
-from bot.slack.front import Front, answer_lost, not_found
 from bot.slack.core import Core, PipelineCore, SnapshotHolder, snapshot_holder
+from bot.slack.front import Front, answer_lost, not_found
 from bot.slack.services import Services, utc_now
 from knowledge.slack_store import DbInstallationStore, DbOAuthStateStore
 

@@ -57,11 +57,7 @@ class Front:
         raw = _read_body(environ)
         headers = {name: str(environ.get("HTTP_" + name.upper().replace("-", "_"), "")) for name in FORWARDED}
         headers["content-type"] = str(environ.get("CONTENT_TYPE", ""))
-        if raw is None or not self._verifier.is_valid(
-            body=raw,
-            timestamp=headers["x-slack-request-timestamp"],
-            signature=str(environ.get("HTTP_X_SLACK_SIGNATURE", "")),
-        ):
+        if raw is None or not self._signed(raw, headers["x-slack-request-timestamp"], environ):
             return UNAUTHORIZED
         if headers["content-type"].startswith("application/json"):
             return self._event(raw, headers)
@@ -77,6 +73,12 @@ class Front:
             return ("200 OK", "application/json",
                     json.dumps({"response_type": "ephemeral", "text": text}).encode())
         return ("503 Service Unavailable", "text/plain", b"busy")
+
+    def _signed(self, raw: str, timestamp: str, environ: dict[str, Any]) -> bool:
+        signature = str(environ.get("HTTP_X_SLACK_SIGNATURE", ""))
+        if not (timestamp.isdigit() and signature):  # missing or malformed: slack_sdk would raise
+            return False
+        return bool(self._verifier.is_valid(body=raw, timestamp=timestamp, signature=signature))
 
     def _event(self, raw: str, headers: dict[str, str]) -> Reply:
         try:
