@@ -147,11 +147,11 @@ def price_findings(option: Option, gpu: GpuSpec, offers: Sequence[Offer], *, spo
     out = []
     if option.count < offer.gpu_count and option.count <= GPUS_PER_NODE:
         out.append(Finding("price.whole_instance", "info", {
-            "gpus": option.count, "instance_gpus": offer.gpu_count, "instance_usd_per_hour": float(offer.usd_per_hour)}))
+            "gpus": option.count, "instance_gpus": offer.gpu_count, "instance_hourly_usd": float(offer.usd_per_hour)}))
     if option.count > 1 and option.sharding in SHARDED and gpu.has_nvlink_class_link and not linked(offer):
         out.append(Finding("price.pcie_instance", "warn", {"gpus": option.count, "link": offer.interconnect}))
     if option.count > GPUS_PER_NODE:
         out.append(Finding("price.cluster", "info", {
             "gpus": option.count, "instances": instances_for(offer, option.count), "instance_gpus": offer.gpu_count,
-            "instance_usd_per_hour": float(offer.usd_per_hour)}))
+            "instance_hourly_usd": float(offer.usd_per_hour)}))
     return tuple(out)
