@@ -5,14 +5,16 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, func, select
-from sqlmodel import Session
 
 from knowledge import tables
 from knowledge.db import make_engine, schema_is_current, upgrade_schema
-from knowledge.load import LoadReport, load_catalog
-from knowledge.prices import ImportReport, import_prices
+
+if TYPE_CHECKING:  # loading and importing run only on an empty database: imported there
+    from knowledge.load import LoadReport
+    from knowledge.prices import ImportReport
 
 log = logging.getLogger(__name__)
 BUNDLED_PRICES = Path(__file__).parent / "data" / "prices" / "skypilot-v7"
@@ -30,8 +32,10 @@ def bundled_price_files() -> list[Path]:
 
 def import_bundled_prices(engine: Engine, *, only_missing: bool = True) -> list[ImportReport]:
     """Import each bundled SkyPilot snapshot whose provider has no import yet (or all of them)."""
-    with Session(engine) as session:
-        done = set(session.execute(select(tables.ImportRun.provider_id)).scalars())
+    from knowledge.prices import import_prices
+
+    with engine.connect() as conn:
+        done = set(conn.execute(select(tables.ImportRun.provider_id)).scalars())
     return [
         import_prices(engine, path, fmt="skypilot")
         for path in bundled_price_files()
@@ -41,6 +45,8 @@ def import_bundled_prices(engine: Engine, *, only_missing: bool = True) -> list[
 
 def upgrade_and_load(engine: Engine) -> SetupReport:
     """`gpu-advisor db upgrade`: migrate, refresh the catalog from the data files, add missing prices."""
+    from knowledge.load import load_catalog
+
     upgrade_schema(engine)
     report = SetupReport(catalog=load_catalog(engine))
     report.imports = import_bundled_prices(engine)
@@ -53,9 +59,11 @@ def prepare_database(database_url: str) -> Engine:
     if not schema_is_current(engine):
         log.info("database schema is not current: upgrading")
         upgrade_schema(engine)
-    with Session(engine) as session:
-        has_catalog = session.execute(select(func.count()).select_from(tables.Gpu)).scalar_one() > 0
+    with engine.connect() as conn:
+        has_catalog = conn.execute(select(func.count()).select_from(tables.Gpu)).scalar_one() > 0
     if not has_catalog:
+        from knowledge.load import load_catalog
+
         log.info("empty catalog: loading data files and bundled prices")
         load_catalog(engine)
         import_bundled_prices(engine)

@@ -7,11 +7,12 @@ import logging
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, TextIO
-
-from sqlalchemy import Engine
+from typing import TYPE_CHECKING, Any, TextIO
 
 from bot.settings import Settings, load_settings
+
+if TYPE_CHECKING:  # SQLAlchemy is imported on first database use, not to build the command line
+    from sqlalchemy import Engine
 
 log = logging.getLogger(__name__)
 
