@@ -8,13 +8,20 @@ from dataclasses import dataclass, replace
 from rules.diffusion import find_diffusion_model
 from rules.guidance import guidance_findings, option_findings
 from rules.notable import notable_rejects
+from rules.offers import SHARDED, cheapest, price_findings
 from rules.plans import CandidateSpace, Fit, counts_for, fit_gpu
-from rules.ranking import REFERENCE_TOKENS, Scored, capacity_of, objective_for, plan_usd_per_hour, rank
+from rules.ranking import (
+    REFERENCE_TOKENS,
+    Scored,
+    capacity_of,
+    objective_for,
+    plan_usd_per_hour,
+    rank,
+)
 from rules.setup import DEFAULT_METHOD, Setup
 from rules.shapes import Shape, shape_from_model, typical_shape, with_params
 from rules.tables import RuleTables
 from rules.tier import pick_tier
-from rules.offers import SHARDED, cheapest, price_findings
 from rules.timing import dataset_tokens, job_hours, offer_cost
 from rules.types import GpuSpec, Offer, Provider, Workload
 from rules.verdict import Finding, Number, Option, Rejection, Verdict

@@ -13,11 +13,12 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 
+from test_rules_support import catalog_gpus, model, tables
+
 from rules.offers import cheapest, has_fabric, price_findings, why_none
 from rules.timing import offer_cost
 from rules.types import Offer, Provider, Workload
 from rules.verdict import evaluate
-from test_rules_support import catalog_gpus, model, tables
 
 GPUS = catalog_gpus()
 STAMP = datetime(2026, 1, 1, tzinfo=UTC)

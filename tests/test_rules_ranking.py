@@ -11,9 +11,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from decimal import Decimal
 
+from test_rules_support import catalog_gpus, model, offers_for, providers, tables
+
 from rules.types import Offer, Workload
 from rules.verdict import evaluate
-from test_rules_support import catalog_gpus, model, offers_for, providers, tables
 
 GPUS = catalog_gpus()
 STAMP = datetime(2026, 1, 1, tzinfo=UTC)
