@@ -10,7 +10,7 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -340,10 +340,16 @@ class HomeData:
     subscriptions: tuple[dict[str, Any], ...]
     alerts: tuple[dict[str, Any], ...]
     errors: tuple[str, ...]
+    missed: tuple[str, ...] = ()  # digests of the last MISSED_DAYS that could not be posted (folded into the next)
 
 
-def list_for_user(engine: Engine, *, snapshot: Any, team_id: str, user_id: str, lang: str = "en") -> HomeData:
-    """App Home: the workspace's digests, the user's alerts, and delivery errors to fix (worded in `lang`)."""
+MISSED_DAYS = 7
+
+
+def list_for_user(
+    engine: Engine, *, snapshot: Any, team_id: str, user_id: str, lang: str = "en", now: datetime | None = None
+) -> HomeData:
+    """App Home: the workspace's digests, the user's alerts, delivery errors to fix and missed digests, in `lang`."""
     subs = tuple(describe_subscription(s, snapshot, lang)
                  for s in store.list_subscriptions(engine, team_id=team_id, include_paused=True))
     alerts = tuple(describe_alert(a, snapshot) for a in store.list_alerts(engine, team_id=team_id, user_id=user_id))
@@ -351,4 +357,7 @@ def list_for_user(engine: Engine, *, snapshot: Any, team_id: str, user_id: str, 
                    for s in subs if s["last_error"])
     errors += tuple(message("home.error.alert", lang, id=a["id"], error=texts.delivery_error(lang, a["last_error"]))
                     for a in alerts if a["last_error"])
-    return HomeData(subs, alerts, errors)
+    since = (now or datetime.now(UTC)) - timedelta(days=MISSED_DAYS)
+    missed = tuple(message("home.missed", lang, channel=channel, period=key)
+                   for channel, key in store.recent_missed(engine, team_id=team_id, since=since))
+    return HomeData(subs, alerts, errors, missed)

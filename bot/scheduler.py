@@ -14,7 +14,7 @@ import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
@@ -99,6 +99,29 @@ def due_period(sub: Any, now: datetime) -> tuple[str, datetime] | None:
     return (key, scheduled.astimezone(UTC)) if local >= scheduled else None
 
 
+def period_key(sub: Any, now: datetime) -> str:
+    """The key of the period `now` falls in (due or not yet): the local date, or the ISO week."""
+    local = now.astimezone(ZoneInfo(sub.timezone))
+    if sub.cadence == "weekly":
+        iso = local.isocalendar()
+        return f"{iso.year}-W{iso.week:02d}"
+    return local.date().isoformat()
+
+
+def scheduled_for(sub: Any, key: str) -> datetime | None:
+    """When the period `key` was due (UTC), or None for a key of another cadence."""
+    try:
+        if "-W" in key:
+            year, week = key.split("-W")
+            day = date.fromisocalendar(int(year), int(week), sub.weekday + 1)
+        else:
+            day = date.fromisoformat(key)
+    except ValueError:
+        return None
+    zone = ZoneInfo(sub.timezone)
+    return datetime.combine(day, time(sub.local_hour, sub.local_minute), tzinfo=zone).astimezone(UTC)
+
+
 def make_client(token: str, cfg: SchedulerConfig) -> Any:
     """A WebClient on our API URL that waits out 429s. No connection-error retry: a repeat post could double."""
     from slack_sdk import WebClient
@@ -166,6 +189,8 @@ class Scheduler:
         for sub in store.list_subscriptions(self.engine):
             what = f"subscription {sub.id} ({sub.team_id}/{sub.channel_id})"
             try:
+                if not self.cfg.dry_run:
+                    sub = self.resolve_stuck(sub, now, report)
                 outcome = self.deliver(sub, now, snapshot)
             except Exception:  # one broken subscription must not stop the others
                 log.exception("digest for %s failed", what)
@@ -192,6 +217,47 @@ class Scheduler:
         if claim is None:
             return "held_elsewhere"
         return self._post_claimed(sub, claim, scheduled, now, snapshot)
+
+    def resolve_stuck(self, sub: Any, now: datetime, report: RunReport) -> Any:
+        """Settle earlier periods left `claimed`/`retry` after they ended, oldest first; return the fresh row.
+
+        Found in the channel (our metadata): recorded as posted (`recovered_late`), the baseline moved as
+        the lost attempt would have. Not found: `missed`, the baseline kept, so its changes come in the
+        next digest. A transient Slack error leaves it `retry` for the next tick.
+        """
+        current = period_key(sub, now)
+        rows = [r for r in store.stuck_periods(self.engine, sub.id, now=now, lease=self.cfg.lease) if r.period_key != current]
+        if not rows:
+            return sub
+        token = self.tokens.bot_token(sub.team_id)
+        client = make_client(token, self.cfg) if token else None
+        for row in rows:
+            claim = store.take_over_period(self.engine, subscription_id=sub.id, period_key=row.period_key,
+                                           worker=self.cfg.worker, now=now, lease=self.cfg.lease)
+            if claim is not None:
+                outcome = self._settle_late(sub, row, claim, client, now)
+                report.add(outcome, f"subscription {sub.id} ({sub.team_id}/{sub.channel_id}) {row.period_key}")
+                sub = store.get_subscription(self.engine, sub.id) or sub
+        return sub
+
+    def _settle_late(self, sub: Any, row: Any, claim: store.Claim, client: Any, now: datetime) -> str:
+        scheduled = scheduled_for(sub, row.period_key) or as_utc(row.claimed_at)
+        ts = None
+        if client is not None:
+            try:
+                ts = find_posted(client, sub.channel_id, sub.id, row.period_key, scheduled - timedelta(hours=1))
+            except Exception as exc:  # noqa: BLE001  # classified: transient → retry later, permanent → missed
+                code = slack_error(exc)
+                if code not in PERMANENT_ERRORS:
+                    store.finish_period(self.engine, claim, status="retry", now=now, error=code)
+                    return "retry_late"
+        if ts is None:
+            store.finish_period(self.engine, claim, status="missed", now=now, error="missed")
+            return "missed"
+        digest = subscription_digest(self.engine, sub, now=as_utc(row.claimed_at))  # what the lost attempt posted
+        store.finish_period(self.engine, claim, status="posted", now=now, message_ts=ts, prices_at=digest.prices_at,
+                            states=digest.states, move_baseline=not store.delivered_after(self.engine, sub.id, claim.period_id))
+        return "recovered_late"
 
     def _post_claimed(self, sub: Any, claim: store.Claim, scheduled: datetime, now: datetime, snapshot: Any) -> str:
         token = self.tokens.bot_token(sub.team_id)

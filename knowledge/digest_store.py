@@ -171,15 +171,17 @@ def finish_period(
     error: str | None = None,
     prices_at: datetime | None = None,
     states: Mapping[SeriesKey, SeriesState] | None = None,
+    move_baseline: bool = True,
 ) -> None:
-    """Record the outcome. posted/empty also move the channel's baseline (what it was told) forward."""
+    """Record the outcome. posted/empty also move the channel's baseline (what it was told) forward,
+    unless `move_baseline` is False (a late-recovered period older than one already delivered)."""
     with Session(engine) as s, s.begin():
         s.execute(
             update(DigestPeriod).where(DigestPeriod.id == claim.period_id)  # type: ignore[arg-type]
             .values(status=status, message_ts=message_ts, error=error[:MAX_ERROR_CHARS] if error else None,
                     finished_at=now, prices_at=prices_at)
         )
-        if status in ("posted", "empty"):
+        if status in ("posted", "empty") and move_baseline:
             s.execute(
                 update(DigestSubscription).where(DigestSubscription.id == claim.subscription_id)  # type: ignore[arg-type]
                 .values(last_period_key=claim.period_key, last_prices_at=prices_at or now, last_error=None, last_error_at=None)
@@ -213,6 +215,48 @@ def load_states(engine: Engine, subscription_id: int) -> dict[SeriesKey, SeriesS
             )
             for r in rows
         }
+
+
+def take_over_period(
+    engine: Engine, *, subscription_id: int, period_key: str, worker: str, now: datetime, lease: timedelta = CLAIM_LEASE
+) -> Claim | None:
+    """Take an existing period row left `retry`, or `claimed` by an owner whose lease ran out (compare-and-swap)."""
+    return _take_over(engine, subscription_id, period_key, worker, now, lease)
+
+
+def stuck_periods(engine: Engine, subscription_id: int, *, now: datetime, lease: timedelta = CLAIM_LEASE) -> list[DigestPeriod]:
+    """Periods of a subscription left `retry`, or `claimed` longer than the lease: oldest first."""
+    from knowledge.history import as_utc
+
+    q = select(DigestPeriod).where(DigestPeriod.subscription_id == subscription_id,
+                                   DigestPeriod.status.in_(("claimed", "retry")))  # type: ignore[attr-defined]
+    with Session(engine, expire_on_commit=False) as s:
+        rows = list(s.execute(q.order_by(DigestPeriod.id)).scalars())  # type: ignore[arg-type]
+    return [r for r in rows if r.status == "retry" or now - as_utc(r.claimed_at) >= lease]
+
+
+def delivered_after(engine: Engine, subscription_id: int, period_id: int) -> bool:
+    """Whether a later period of the subscription was already posted or found empty."""
+    q = select(DigestPeriod.id).where(DigestPeriod.subscription_id == subscription_id, DigestPeriod.id > period_id,  # type: ignore[operator]
+                                      DigestPeriod.status.in_(("posted", "empty")))  # type: ignore[attr-defined]
+    with Session(engine) as s:
+        return s.execute(q.limit(1)).first() is not None
+
+
+def get_subscription(engine: Engine, subscription_id: int) -> DigestSubscription | None:
+    with Session(engine, expire_on_commit=False) as s:
+        return s.get(DigestSubscription, subscription_id)
+
+
+def recent_missed(engine: Engine, *, team_id: str, since: datetime) -> list[tuple[str, str]]:
+    """(channel, period) of the workspace's digests marked missed since a time, newest first."""
+    q = (select(DigestSubscription.channel_id, DigestPeriod.period_key)
+         .join(DigestSubscription, DigestSubscription.id == DigestPeriod.subscription_id)  # type: ignore[arg-type]
+         .where(DigestSubscription.team_id == team_id, DigestPeriod.status == "missed",
+                DigestPeriod.finished_at >= since)  # type: ignore[operator]
+         .order_by(DigestPeriod.id.desc()))  # type: ignore[union-attr]
+    with Session(engine) as s:
+        return [(c, k) for c, k in s.execute(q)]
 
 
 def period_rows(engine: Engine, subscription_id: int | None = None) -> list[DigestPeriod]:

@@ -11,16 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_slack_digest import FakeSlack
 from sqlalchemy import Engine
+from test_digest_data import MONTH_START, lambda_day, play_month, real_rows, write_import
 
 from bot.digest_commands import handle_alert_command, handle_digest_command, list_for_user
 from bot.scheduler import EVENT_TYPE, Scheduler, SchedulerConfig, StaticTokens, due_period
-from fake_slack_digest import FakeSlack
 from knowledge import digest_store as store
 from knowledge import tables
 from knowledge.snapshot import build_snapshot, gpu_spec
 from rules.types import Provider
-from test_digest_data import MONTH_START, lambda_day, play_month, real_rows, write_import
 
 TOKEN = "xoxb-test"
 GPUS_CSV = Path(__file__).resolve().parents[1] / "knowledge" / "data" / "gpus.csv"
@@ -154,8 +154,13 @@ def test_rate_limit_is_waited_out(engine: Engine, snap: Any, slack: FakeSlack) -
     assert [m for m, _ in slack.state.calls].count("chat.postMessage") == 3
 
 
-@pytest.mark.parametrize("fault", ["not_in_channel", "is_archived", "token_revoked"])
-def test_undeliverable_is_recorded_and_shown_never_doubled(engine: Engine, snap: Any, slack: FakeSlack, fault: str) -> None:
+@pytest.mark.parametrize("fault,shown", [
+    ("not_in_channel", "I'm not in this channel: invite me with `/invite @GPU Advisor`."),
+    ("is_archived", "the channel is archived."),
+    ("token_revoked", "the app's access to this workspace was revoked: reinstall it."),
+])
+def test_undeliverable_is_recorded_and_shown_never_doubled(engine: Engine, snap: Any, slack: FakeSlack, fault: str,
+                                                           shown: str) -> None:
     play_month(engine, days=7)
     subscribe(engine, snap)
     if fault == "token_revoked":
@@ -166,7 +171,7 @@ def test_undeliverable_is_recorded_and_shown_never_doubled(engine: Engine, snap:
     assert set(s.run_once(at(5)).outcomes) == {"failed"}
     assert set(s.run_once(at(5, 10)).outcomes) == {"held_elsewhere"}  # the period is closed, not retried forever
     home = list_for_user(engine, snapshot=snap, team_id="T1", user_id="U1")
-    assert home.errors == (f"<#C1>: {fault}",)
+    assert home.errors == (f"⚠ <#C1>: {shown}",)  # worded for people (bot/locales_digest/en.json), not the code
     # Fixed (bot invited / reinstalled): the next period reports everything since the last delivered digest.
     slack.state.channel_errors.clear()
     slack.state.revoked_tokens.clear()

@@ -106,12 +106,13 @@ def home_lists(
 
 
 def home_problems(services: Services, *, team_id: str, user_id: str, snapshot: Any, lang: str) -> list[str]:
-    """Delivery problems to fix in the workspace's digests and the user's alerts, worded in `lang`."""
+    """Delivery problems in the workspace's digests and the user's alerts, and missed digests, worded in `lang`."""
     list_for_user = _find("bot.digest_commands", "list_for_user")
     if list_for_user is None:
         return []
-    home = list_for_user(services.engine, snapshot=snapshot, team_id=team_id, user_id=user_id, lang=lang)
-    return [safe_mrkdwn(e) for e in home.errors]
+    home = list_for_user(services.engine, snapshot=snapshot, team_id=team_id, user_id=user_id, lang=lang,
+                         now=services.clock())
+    return [safe_mrkdwn(e) for e in (*home.errors, *home.missed)]
 
 
 def pause_workspace(services: Services, *, team_id: str, reason: str) -> None:
