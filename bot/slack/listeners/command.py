@@ -47,7 +47,7 @@ def handle_gpu(
     if subcommand.lower() in DIGEST_SUBCOMMANDS:
         reply = digest_command(
             services, subcommand=subcommand.lower(), text=rest, snapshot=services.current_snapshot(),
-            team_id=team_id, channel_id=channel_id, user_id=user_id, lang=language,
+            team_id=team_id, channel_id=channel_id, user_id=user_id, lang=language, client=client,
         )
         respond(response_type="ephemeral", **body_of(reply))
         return
