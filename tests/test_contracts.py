@@ -80,3 +80,29 @@ def test_procfile_names_the_four_processes():
         words = command.split()
         assert words[0] == "gpu-advisor"
         assert words[1] in {c.split()[0] for c in commands}, command
+
+
+def test_head_revision_matches_alembic():
+    """The start-up shortcut that reads the head from file names must agree with Alembic."""
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    from knowledge.db import MIGRATIONS_DIR, head_revision
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    assert ScriptDirectory.from_config(cfg).get_current_head() == head_revision()
+
+
+def test_schema_is_current_sees_an_old_or_empty_database(engine, db_url):
+    from sqlalchemy import text
+
+    from knowledge.db import make_engine, schema_is_current
+
+    assert schema_is_current(engine)
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = '0001'"))
+    assert not schema_is_current(engine)
+    fresh = make_engine(db_url)
+    assert not schema_is_current(fresh)
+    fresh.dispose()
