@@ -9,12 +9,6 @@ from functools import partial
 from slack_bolt import App
 from slack_bolt.oauth.oauth_settings import OAuthSettings
 from slack_sdk import WebClient
-from slack_sdk.http_retry import RetryHandler
-from slack_sdk.http_retry.builtin_handlers import (
-    ConnectionErrorRetryHandler,
-    RateLimitErrorRetryHandler,
-    ServerErrorRetryHandler,
-)
 from sqlalchemy import Engine
 
 from bot.settings import Settings
@@ -22,6 +16,7 @@ from bot.slack import listeners
 from bot.slack.answer_pool import AnswerQueue, start_worker
 from bot.slack.core import Core, PipelineCore, SnapshotHolder, snapshot_holder
 from bot.slack.front import Front, answer_lost, not_found
+from bot.slack.retries import retry_handlers, use_retrying_respond
 from bot.slack.services import Services, utc_now
 from knowledge.slack_store import DbInstallationStore, DbOAuthStateStore
 
@@ -40,15 +35,6 @@ BOT_SCOPES = (
     "im:write",
     "users:read",
 )
-
-
-def retry_handlers() -> list[RetryHandler]:
-    """Wait out 429s (Retry-After), reconnect dropped connections, retry Slack's 5xx once or twice."""
-    return [
-        RateLimitErrorRetryHandler(max_retry_count=2),
-        ConnectionErrorRetryHandler(max_retry_count=2),
-        ServerErrorRetryHandler(max_retry_count=2),
-    ]
 
 
 def web_client(settings: Settings, *, token: str | None) -> WebClient:
@@ -110,6 +96,7 @@ def build_app(
         current_snapshot=snapshots.current if snapshots else lambda: None,
         run_inline=inline,
     )
+    app.use(use_retrying_respond)  # response URLs get the Web API's retry handlers too
     listeners.register(app, services)
     return app
 

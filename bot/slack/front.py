@@ -96,7 +96,7 @@ class Front:
 
 def answer_lost(job: Job, reason: str, *, language: str = "en") -> None:
     """A request no worker could answer: tell the user through its response URL when it has one."""
-    from slack_sdk.webhook import WebhookClient
+    from bot.slack.retries import webhook_client
 
     body = _parse(job)
     url = body.get("response_url")
@@ -105,7 +105,7 @@ def answer_lost(job: Job, reason: str, *, language: str = "en") -> None:
     if not url:  # events carry no response URL: the log line above is all we can do
         return
     text = notice(language, "error", request_id=rid)
-    WebhookClient(str(url)).send(text=text, response_type="ephemeral", replace_original=False)
+    webhook_client(str(url)).send(text=text, response_type="ephemeral", replace_original=False)
 
 
 def _parse(job: Job) -> dict[str, Any]:

@@ -71,7 +71,7 @@ def card_language(body: dict[str, Any], context: BoltContext, client: WebClient,
 def update_card(body: dict[str, Any], client: WebClient, respond: Respond | None, reply: Reply | Message) -> None:
     """Replace the card in place; when that is no longer possible (days old, deleted), send it fresh."""
     container = body.get("container") or {}
-    if container.get("is_ephemeral") and respond is not None:
+    if container.get("is_ephemeral") and respond is not None and respond.response_url:
         updated = respond(replace_original=True, **body_of(reply)).status_code == 200
     else:
         try:
@@ -108,7 +108,7 @@ def handle_share(
         blocks=(*without_share_button(reply.blocks), shared_by_block(reply.language, user_id)),
         language=reply.language,
     )
-    if respond is not None and respond(response_type="in_channel", replace_original=False, **body_of(shared)).status_code == 200:
+    if respond is not None and respond.response_url and respond(response_type="in_channel", replace_original=False, **body_of(shared)).status_code == 200:
         respond(delete_original=True)
         return
     channel = (body.get("container") or {}).get("channel_id") or body["channel"]["id"]

@@ -10,6 +10,7 @@ from typing import Any
 from slack_bolt import App, BoltContext, Respond
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
+from sqlalchemy.exc import SQLAlchemyError
 
 from bot.slack.delivery import TOKEN_REFUSALS, body_of, slack_error
 from bot.slack.language import cached_user_language
@@ -28,6 +29,16 @@ def request_id(body: dict[str, Any]) -> str:
     return str(body.get("event_id") or body.get("trigger_id") or uuid.uuid4().hex[:12])
 
 
+def error_language(services: Services, *, team_id: str, user_id: str) -> str:
+    """The user's cached language, or the default when the database is the thing that failed."""
+    try:
+        return cached_user_language(services, team_id=team_id, user_id=user_id)
+    except SQLAlchemyError as exc:
+        log.warning("language of %s unreadable (%s): answering in %s", user_id, type(exc).__name__,
+                    services.default_language)
+        return services.default_language
+
+
 def handle_error(
     error: Exception, body: dict[str, Any], context: BoltContext, client: WebClient,
     respond: Respond | None, *, services: Services,
@@ -37,14 +48,18 @@ def handle_error(
     token_dead = isinstance(error, SlackApiError) and slack_error(error) in TOKEN_REFUSALS
     if token_dead:
         log.warning("request %s: team %s token refused (%s)", rid, team_id, slack_error(error))  # type: ignore[arg-type]
+    elif isinstance(error, SlackApiError) and error.response.status_code == 429:
+        log.error("request %s: answer not delivered, Slack still rate-limiting %s after every retry (team=%s user=%s)",
+                  rid, error.response.api_url, team_id, user_id)
     else:
         log.error("request %s failed (team=%s user=%s)", rid, team_id, user_id, exc_info=error)
     if not (team_id and user_id):
         return
-    language = cached_user_language(services, team_id=team_id, user_id=user_id)
+    language = error_language(services, team_id=team_id, user_id=user_id)
     message = body_of(notice_message(language, "error", request_id=rid))
     try:
-        if respond is not None:  # works even when the bot token does not
+        # Events get a Respond too, without a URL (calling it raises): only a real response URL counts.
+        if respond is not None and respond.response_url:  # works even when the bot token does not
             respond(response_type="ephemeral", replace_original=False, **message)
         elif channel_id and not token_dead:
             client.chat_postEphemeral(channel=channel_id, user=user_id, **message)

@@ -1,0 +1,106 @@
+"""Retrying Slack's HTTP: 429s waited out (Retry-After, bounded), 5xx and dropped connections retried, also at response URLs."""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from typing import Any
+
+from slack_bolt import BoltContext, Respond
+from slack_bolt.context.respond.internals import _build_message
+from slack_sdk.http_retry import RetryHandler
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+    ServerErrorRetryHandler,
+)
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
+from slack_sdk.webhook import WebhookClient, WebhookResponse
+
+log = logging.getLogger(__name__)
+
+RATE_LIMIT_RETRIES = 5  # Slack's Retry-After is usually 1-30 s; five waits cover a burst
+RATE_LIMIT_WAIT_S = 60.0  # total wait for one call; beyond it the answer is reported lost, not hung on
+DEFAULT_RETRY_AFTER_S = 1.0  # a 429 without Retry-After (Slack always sends one)
+_WAITED = "rate_limit_waited_s"
+
+
+def retry_after_s(response: HttpResponse | None) -> float:
+    """Slack's Retry-After header (seconds), or a one-second default."""
+    for name, values in (response.headers if response is not None else {}).items():
+        if name.lower() == "retry-after" and values:
+            try:
+                return max(0.0, float(values[0]))
+            except ValueError:
+                break
+    return DEFAULT_RETRY_AFTER_S
+
+
+class BoundedRateLimitHandler(RateLimitErrorRetryHandler):
+    """429: wait Retry-After (plus a little jitter) each time, at most `max_retry_count` times and `max_wait_s` in all."""
+
+    def __init__(self, max_retry_count: int = RATE_LIMIT_RETRIES, max_wait_s: float = RATE_LIMIT_WAIT_S) -> None:
+        super().__init__(max_retry_count=max_retry_count)
+        self.max_wait_s = max_wait_s
+
+    def _can_retry(
+        self, *, state: RetryState, request: HttpRequest, response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        if response is None or response.status_code != 429:
+            return False
+        waited = float((state.custom_values or {}).get(_WAITED, 0.0))
+        if waited + retry_after_s(response) > self.max_wait_s:
+            log.warning("429 from %s: Retry-After %.0f s would exceed the %.0f s budget (waited %.1f s); giving up",
+                        request.url, retry_after_s(response), self.max_wait_s, waited)
+            return False
+        return True
+
+    def prepare_for_next_attempt(
+        self, *, state: RetryState, request: HttpRequest, response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> None:
+        wait_s = retry_after_s(response)
+        state.custom_values = {**(state.custom_values or {}), _WAITED: (state.custom_values or {}).get(_WAITED, 0.0) + wait_s}
+        state.next_attempt_requested = True
+        time.sleep(wait_s + random.uniform(0.0, 0.1 + wait_s / 10))  # jitter: rate-limited callers do not all return at once
+        state.increment_current_attempt()
+
+
+def retry_handlers() -> list[RetryHandler]:
+    """Wait out 429s (Retry-After, bounded), reconnect dropped connections, retry Slack's 5xx once or twice."""
+    return [
+        BoundedRateLimitHandler(),
+        ConnectionErrorRetryHandler(max_retry_count=2),
+        ServerErrorRetryHandler(max_retry_count=2),
+    ]
+
+
+def webhook_client(url: str, **kwargs: Any) -> WebhookClient:
+    """A response-URL client with the Web API's retry handlers (slack_sdk's default only reconnects)."""
+    return WebhookClient(url=url, retry_handlers=retry_handlers(), **kwargs)
+
+
+class RetryingRespond(Respond):
+    """Bolt's `respond()`, posting through a WebhookClient with retry handlers: one 503 no longer loses the answer."""
+
+    def __call__(self, text: str | dict[str, Any] = "", **kwargs: Any) -> WebhookResponse:  # type: ignore[override]
+        if self.response_url is None:
+            raise ValueError("respond is unsupported here as there is no response_url")
+        message = _build_message(**text) if isinstance(text, dict) else _build_message(text=text, **kwargs)
+        response = webhook_client(self.response_url, proxy=self.proxy, ssl=self.ssl).send_dict(message)
+        if response.status_code != 200:
+            log.warning("response URL answered %d after retries: %s", response.status_code, response.body[:200])
+        return response
+
+
+def use_retrying_respond(context: BoltContext, next: Any) -> Any:  # noqa: A002  (Bolt passes `next`)
+    """Global middleware: every listener's `respond` retries (set before lazy listeners copy the context)."""
+    if context.response_url:
+        context["respond"] = RetryingRespond(
+            response_url=context.response_url, proxy=context.client.proxy, ssl=context.client.ssl
+        )
+    return next()
