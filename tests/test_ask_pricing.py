@@ -88,6 +88,5 @@ def test_budget_words_reach_the_engine(snapshot: Any, question: str, objective: 
 
 def test_a_stated_objective_beats_budget_words(snapshot: Any) -> None:
     ask = parse("fastest way to fine-tune 13B with QLoRA on a budget", snapshot=snapshot)
-    if ask.objective is None:
-        pytest.skip("the parser does not read 'fastest' as an objective")
-    assert ask_to_workload(ask, snapshot).objective == ask.objective
+    assert ask.objective == "fastest"
+    assert ask_to_workload(ask, snapshot).objective == "fastest"
