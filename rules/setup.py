@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from rules.frameworks import ALL_LINEAR, FRAMEWORK_DEFAULTS, OPTIMIZERS, RECIPES
+from rules.frameworks import ALL_LINEAR, FRAMEWORK_DEFAULTS, OPTIMIZERS
 from rules.types import Workload
 
 DEFAULT_FRAMEWORK = "hf"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 from contextlib import redirect_stdout
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
