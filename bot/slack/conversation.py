@@ -11,6 +11,7 @@ from slack_sdk import WebClient
 
 from bot.slack.delivery import post_reply
 from bot.slack.language import question_language, user_language
+from bot.slack.reconnect import once_more
 from bot.slack.services import Services
 from knowledge.slack_store import ThreadState, claim_delivery, find_thread_state, save_thread_state
 
@@ -57,13 +58,13 @@ def is_from_person(event: dict[str, object], bot_user_id: str | None) -> bool:
 def first_delivery(services: Services, turn: Turn) -> bool:
     """Claim the message itself: Slack's retries and the message/app_mention pair answer once."""
     key = f"msg:{turn.team_id}:{turn.channel_id}:{turn.message_ts}"
-    return claim_delivery(services.engine, key, now=services.clock())
+    return once_more(claim_delivery, services.engine, key, now=services.clock())
 
 
 def answer_turn(client: WebClient, services: Services, turn: Turn) -> None:
     """Answer, refining the thread's previous request, and remember this one for the next follow-up."""
     now = services.clock()
-    previous = find_thread_state(
+    previous = once_more(find_thread_state,
         services.engine, team_id=turn.team_id, channel_id=turn.channel_id, thread_ts=turn.context_ts
     )
     if previous is not None and turn.context_ttl and now - previous.updated_at > turn.context_ttl:
@@ -82,7 +83,7 @@ def answer_turn(client: WebClient, services: Services, turn: Turn) -> None:
         return
     # A card with nothing to refine (help, error) keeps the thread's previous request.
     state = services.core.state_of(reply, turn.text) or (previous.state if previous else {})
-    save_thread_state(
+    once_more(save_thread_state,
         services.engine,
         team_id=turn.team_id,
         channel_id=turn.channel_id,
@@ -93,6 +94,6 @@ def answer_turn(client: WebClient, services: Services, turn: Turn) -> None:
 
 def has_thread_context(services: Services, *, team_id: str, channel_id: str, thread_ts: str) -> bool:
     return (
-        find_thread_state(services.engine, team_id=team_id, channel_id=channel_id, thread_ts=thread_ts)
+        once_more(find_thread_state, services.engine, team_id=team_id, channel_id=channel_id, thread_ts=thread_ts)
         is not None
     )

@@ -10,6 +10,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.render.messages import normalise_language
+from bot.slack.reconnect import once_more
 from bot.slack.services import Services
 from knowledge.slack_store import find_user_pref, save_user_pref
 
@@ -38,14 +39,14 @@ def question_language(text: str) -> str | None:
 
 def user_language(client: WebClient, services: Services, *, team_id: str, user_id: str) -> str:
     """The user's `/gpu lang` override, else their Slack locale (cached), else the workspace default."""
-    pref = find_user_pref(services.engine, team_id=team_id, user_id=user_id)
+    pref = once_more(find_user_pref, services.engine, team_id=team_id, user_id=user_id)
     if pref is not None and pref.language_override:
         return pref.language_override
     now = services.clock()
     if pref is not None and pref.locale_checked_at and now - pref.locale_checked_at < LOCALE_TTL:
         return normalise_language(pref.slack_locale or services.default_language)
     locale = fetch_locale(client, user_id)
-    save_user_pref(
+    once_more(save_user_pref,
         services.engine, team_id=team_id, user_id=user_id, slack_locale=locale, locale_checked_at=now
     )
     return normalise_language(locale or services.default_language)
@@ -53,7 +54,7 @@ def user_language(client: WebClient, services: Services, *, team_id: str, user_i
 
 def cached_user_language(services: Services, *, team_id: str, user_id: str) -> str:
     """Like `user_language` without calling Slack (for error replies, when Slack may be the problem)."""
-    pref = find_user_pref(services.engine, team_id=team_id, user_id=user_id)
+    pref = once_more(find_user_pref, services.engine, team_id=team_id, user_id=user_id)
     if pref is None:
         return normalise_language(services.default_language)
     return normalise_language(pref.language_override or pref.slack_locale or services.default_language)

@@ -97,7 +97,7 @@ class RetryingRespond(Respond):
         return response
 
 
-def use_retrying_respond(context: BoltContext, next: Any) -> Any:  # noqa: A002  (Bolt passes `next`)
+def use_retrying_respond(context: BoltContext, next: Any) -> Any:
     """Global middleware: every listener's `respond` retries (set before lazy listeners copy the context)."""
     if context.response_url:
         context["respond"] = RetryingRespond(

@@ -23,6 +23,7 @@ from bot.slack.notices import (
     notice_message,
     shared_by_block,
 )
+from bot.slack.reconnect import once_more
 from bot.slack.services import Services
 from knowledge.slack_store import find_thread_state
 
@@ -57,7 +58,7 @@ def card_language(body: dict[str, Any], context: BoltContext, client: WebClient,
     container = body.get("container") or {}
     thread_ts = (body.get("message") or {}).get("thread_ts")
     if thread_ts and container.get("channel_id"):
-        thread = find_thread_state(
+        thread = once_more(find_thread_state,
             services.engine, team_id=str(context.team_id), channel_id=container["channel_id"], thread_ts=thread_ts
         )
         if thread is not None:

@@ -14,6 +14,7 @@ from bot.slack.digest_bridge import digest_command
 from bot.slack.language import question_language, user_language
 from bot.slack.listeners.lazy import register_lazy
 from bot.slack.notices import AUTO, Message, language_name, notice_message
+from bot.slack.reconnect import once_more
 from bot.slack.services import Services
 from knowledge.slack_store import save_user_pref
 
@@ -45,7 +46,7 @@ def handle_gpu(
         respond(response_type="ephemeral", **body_of(set_language(services, team_id, user_id, rest, language)))
         return
     if subcommand.lower() in DIGEST_SUBCOMMANDS:
-        reply = digest_command(
+        reply = once_more(digest_command,
             services, subcommand=subcommand.lower(), text=rest, snapshot=services.current_snapshot(),
             team_id=team_id, channel_id=channel_id, user_id=user_id, lang=language, client=client,
         )
@@ -64,11 +65,11 @@ def set_language(
     """`/gpu lang ko` stores an override, `/gpu lang auto` clears it, `/gpu lang` shows the choices."""
     wanted = given.strip().lower()
     if wanted == AUTO:
-        save_user_pref(services.engine, team_id=team_id, user_id=user_id, language_override=None)
+        once_more(save_user_pref, services.engine, team_id=team_id, user_id=user_id, language_override=None)
         return notice_message(current, "lang.auto", language=language_name(current))
     tag = normalise_language(wanted) if wanted else None
     if tag is None or (tag == "en" and not wanted.startswith("en")):
         choices = ", ".join(f"`{t}` {language_name(t)}" for t in LANGUAGES) + f", `{AUTO}`"
         return notice_message(current, "lang.invalid", given=given.strip() or "?", choices=choices)
-    save_user_pref(services.engine, team_id=team_id, user_id=user_id, language_override=tag)
+    once_more(save_user_pref, services.engine, team_id=team_id, user_id=user_id, language_override=tag)
     return notice_message(tag, "lang.set", language=language_name(tag))

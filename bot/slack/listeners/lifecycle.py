@@ -9,6 +9,7 @@ from slack_bolt import App, BoltContext
 
 from bot.slack.digest_bridge import pause_workspace
 from bot.slack.listeners.lazy import register_lazy
+from bot.slack.reconnect import once_more
 from bot.slack.services import Services
 from knowledge.slack_store import forget_workspace
 
@@ -25,8 +26,8 @@ def handle_uninstalled(*, context: BoltContext, services: Services, **_: Any) ->
     log.warning("app uninstalled from team %s (enterprise %s)", team_id, context.enterprise_id)
     if services.installation_store is not None:
         services.installation_store.delete_all(enterprise_id=context.enterprise_id, team_id=context.team_id)
-    forget_workspace(services.engine, team_id=team_id)
-    pause_workspace(services, team_id=team_id, reason="app_uninstalled")
+    once_more(forget_workspace, services.engine, team_id=team_id)
+    once_more(pause_workspace, services, team_id=team_id, reason="app_uninstalled")
 
 
 def handle_tokens_revoked(
@@ -42,4 +43,4 @@ def handle_tokens_revoked(
     if tokens.get("bot"):
         if store is not None:
             store.delete_bot(enterprise_id=context.enterprise_id, team_id=context.team_id)
-        pause_workspace(services, team_id=team_id, reason="token_revoked")
+        once_more(pause_workspace, services, team_id=team_id, reason="token_revoked")
