@@ -106,3 +106,33 @@ def test_slash_command_round_trip_benchmark(served, backend) -> None:
     print(f"\n[{backend}] {REQUESTS} signed /gpu commands, {CLIENTS} concurrent clients, gunicorn 2x16 gthread, "
           f"{os.cpu_count()} CPUs: ack p50 {statistics.median(acks):.1f} ms p99 {_percentile(acks, 99):.1f} ms; "
           f"card at response_url p50 {statistics.median(trips):.1f} ms p99 {_percentile(trips, 99):.1f} ms")
+
+
+GRANDCHILD_MB = 80
+
+def test_bench_peak_rss_counts_the_answer_workers(tmp_path) -> None:
+    """bench's server RSS is the largest of master, web workers AND their answer workers (grandchildren)."""
+    from bot.bench.http_load import Served
+
+    script = tmp_path / "server_like.py"
+    script.write_text(
+        "import subprocess, sys, threading, time\n"
+        "def answer_worker():  # started from a thread, as a gthread worker starts its answer processes\n"
+        f"    subprocess.Popen([sys.executable, '-c', \"b = b'x' * ({GRANDCHILD_MB} << 20); import time; time.sleep(60)\"])\n"
+        "if sys.argv[1:] == ['worker']:\n"
+        "    threading.Thread(target=answer_worker).start()\n"
+        "else:\n"
+        "    subprocess.Popen([sys.executable, __file__, 'worker'])\n"
+        "time.sleep(60)\n"
+    )
+    process = subprocess.Popen([sys.executable, str(script)], start_new_session=True)
+    served = Served(0, process, 0.0)
+    try:
+        deadline = time.monotonic() + 30
+        while served.peak_rss_mb() < GRANDCHILD_MB and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(served.worker_pids()) == 2  # the web worker and its answer worker
+        assert served.peak_rss_mb() >= GRANDCHILD_MB
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)  # the group we started: master, worker, answer worker
+        process.wait(5)

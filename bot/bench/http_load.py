@@ -108,15 +108,36 @@ class Served:
         return str(self.errors.read().decode("utf-8", "replace")[-chars:])
 
     def worker_pids(self) -> list[int]:
-        try:
-            text = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text()
-        except OSError:
-            return []
-        return [int(p) for p in text.split()]
+        """Every live descendant: gunicorn workers and their answer worker processes (grandchildren)."""
+        return descendant_pids(self.process.pid)
 
     def peak_rss_mb(self) -> float:
-        """The largest peak RSS among the master and its workers."""
+        """The largest peak RSS among the master, its workers and their answer workers."""
         return max([peak_rss_mb(self.process.pid)] + [peak_rss_mb(p) for p in self.worker_pids()])
+
+
+def child_pids(pid: int) -> list[int]:
+    """Children of every thread of `pid` (/proc/PID/task/TID/children is per thread; gthread workers
+    start their answer workers from a request thread, so the main task's list alone misses them)."""
+    found: list[int] = []
+    for children in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            found.extend(int(p) for p in children.read_text().split())
+        except OSError:  # the thread or process ended meanwhile
+            continue
+    return found
+
+
+def descendant_pids(pid: int) -> list[int]:
+    """Children, grandchildren, ... of `pid` that are still running (breadth first, each once)."""
+    seen: list[int] = []
+    todo = child_pids(pid)
+    while todo:
+        child = todo.pop(0)
+        if child not in seen and Path(f"/proc/{child}").exists():
+            seen.append(child)
+            todo.extend(child_pids(child))
+    return seen
 
 
 @contextmanager
