@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.parse.ask import GpuMention
+from bot.parse.lookup import resolve_gpu
 from bot.parse.numbers import count_value
 from bot.parse.vocabulary import Vocabulary, phrase_regex
 
@@ -70,9 +71,9 @@ def find_gpus(text: str, snapshot: Snapshot, vocabulary: Vocabulary) -> GpuFound
         if len(mentions) >= MAX_GPU_SPANS:
             break
         query = m.group(0).strip()
-        match = snapshot.gpu_index.resolve(query)
+        match = resolve_gpu(snapshot.gpu_index, query)
         if match.status == "none" and query.endswith("s"):  # "a100s", "3090s"; "l40s" resolves as is
-            match = snapshot.gpu_index.resolve(query[:-1])
+            match = resolve_gpu(snapshot.gpu_index, query[:-1])
         count, used = _count_near(text, m.start(), m.end(), patterns, vocabulary)
         count = count or match.count
         spans.append((used[0], used[1]))

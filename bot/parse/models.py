@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from bot.parse.ask import ModelMention
+from bot.parse.lookup import resolve_model
 from bot.parse.sizes import SizeMention
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def find_model(
     ambiguous: tuple[str, tuple[str, ...]] | None = None
     family_word = families[0][0] if families else ""
     for query in queries[:MAX_MODEL_QUERIES]:
-        match = snapshot.model_index.resolve(query)
+        match = resolve_model(snapshot.model_index, query)
         if match.status == "found" and match.model_id in snapshot.models:
             return ModelFound(_mention(snapshot, match.model_id))
         if match.status == "ambiguous" and ambiguous is None:

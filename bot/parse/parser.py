@@ -85,11 +85,12 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
     spot = _spot(rest, vocab)
     objective = vocab.objectives.first(rest)
     deadline = find_deadline_hours(rest, vocab)
-    language = _requested_language(rest, vocab, language)
+    cues = frozenset(v for v, _, _ in vocab.intents.find(rest))
+    language = _requested_language(rest, vocab, language, cues)
 
     has_workload = params_b is not None or bool(model.mention and model.mention.model_id)
     evidence = Evidence(
-        cues=frozenset(v for v, _, _ in vocab.intents.find(rest)),
+        cues=cues,
         text_chars=len(text),
         distinct_gpus=len({g.gpu_id or g.query for g in found_gpus}),
         has_workload=has_workload,
@@ -171,9 +172,9 @@ def _spot(text: str, vocab: Vocabulary) -> bool | None:
     return True if found else None
 
 
-def _requested_language(text: str, vocab: Vocabulary, detected: str) -> str:
+def _requested_language(text: str, vocab: Vocabulary, detected: str, cues: frozenset[str]) -> str:
     """"reply in Korean" / "用英文回答" switches the reply language; naming a language alone does not."""
-    if "language" not in {v for v, _, _ in vocab.intents.find(text)}:
+    if "language" not in cues:
         return detected
     names = [v for v, _, _ in vocab.language_names.find(text)]
     return names[0] if names else detected
