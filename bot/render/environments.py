@@ -20,6 +20,10 @@ _COMMON_FILTERS = {
 }
 
 
+# One encoder for every expression: json.dumps with options builds a new JSONEncoder per call.
+_VALUE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def json_value(value: Any) -> str:
     """Finalize for the Block Kit environment: whatever an expression yields becomes one JSON value.
 
@@ -27,7 +31,7 @@ def json_value(value: Any) -> str:
     """
     if isinstance(value, Decimal):
         raise TypeError("format money with f.money()/f.rate() before rendering it into a card")
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _VALUE_ENCODER.encode(value)
 
 
 def compact_json(value: Any) -> str:
@@ -44,6 +48,7 @@ def block_environment() -> Environment:
     """Block Kit templates (`blocks/*.json.j2`): untrusted text goes through `mrkdwn`; no `|safe` anywhere."""
     env = Environment(
         loader=PackageLoader("bot", "templates"),
+        auto_reload=False,  # package templates do not change while running: no stat per render
         undefined=StrictUndefined,
         autoescape=False,
         finalize=json_value,
@@ -61,6 +66,7 @@ def terminal_environment() -> Environment:
     """Terminal templates (`terminal/*.txt.j2`): plain text, no escaping, aligned columns."""
     env = Environment(
         loader=PackageLoader("bot", "templates"),
+        auto_reload=False,  # package templates do not change while running: no stat per render
         undefined=StrictUndefined,
         autoescape=False,
         finalize=terminal_value,

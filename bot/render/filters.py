@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from functools import lru_cache
 
 ELLIPSIS = "…"
 # Bidi overrides/isolates can flip how following text reads; other C0/C1 controls mean nothing in a card.
@@ -41,7 +42,7 @@ def escape_mrkdwn(text: str, limit: int | None = None) -> str:
     The limit counts the escaped length, so an escaped entity is never cut in half.
     """
     text = strip_controls(str(text))
-    escaped = "".join(_ESCAPES.get(char, char) for char in text)
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")  # & first: no double escape
     if limit is None or len(escaped) <= limit:
         return escaped
     out: list[str] = []
@@ -86,6 +87,18 @@ def sparkline(values: Sequence[float | None]) -> str:
 
 def display_width(text: str) -> int:
     """Terminal/monospace columns: East Asian wide and fullwidth characters take two."""
+    if text.isascii():
+        return len(text)  # no ASCII character is combining, a joiner, wide or fullwidth
+    return _cell_width(text) if len(text) <= 64 else _wide_width(text)
+
+
+@lru_cache(maxsize=4096)
+def _cell_width(text: str) -> int:
+    """Cached for short texts: table cells repeat across cards (GPU names, prices, localized units)."""
+    return _wide_width(text)
+
+
+def _wide_width(text: str) -> int:
     width = 0
     for char in text:
         if unicodedata.combining(char) or char in _JOINERS:
