@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from rules.diffusion import find_diffusion_model
 from rules.guidance import guidance_findings, option_findings
 from rules.notable import notable_rejects
+from rules.offer_book import OfferBook, cheapest_in
 from rules.offers import SHARDED, cheapest, price_findings
 from rules.plans import CandidateSpace, Fit, counts_for, fit_gpu
 from rules.ranking import (
@@ -90,7 +91,8 @@ def assumptions_of(workload: Workload, setup: Setup, shape: Shape) -> tuple[dict
 
 
 def score_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Workload,
-                 shape: Shape, tables: RuleTables, providers: Mapping[str, Provider]) -> Scored:
+                 shape: Shape, tables: RuleTables, providers: Mapping[str, Provider],
+                 book: OfferBook | None = None) -> Scored:
     """The option (exact Decimal cost filled in later, for shown options only) and its ranking numbers."""
     candidate = fit.candidate
     assert candidate is not None
@@ -105,8 +107,12 @@ def score_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Work
             REFERENCE_TOKENS, shape.active_params_b, gpu, candidate.count, setup, tables, workload.precision)
     rework = tables.spot_rework_fraction
     prefer_link = candidate.count > 1 and setup.sharding in SHARDED and gpu.has_nvlink_class_link
-    pick = cheapest(offers, candidate.count, hours, spot=bool(workload.spot), rework=rework,
-                    providers=providers, minimum_s=tables.billing_minimum_s, prefer_link=prefer_link)
+    if book is not None:  # the same pick from the snapshot's index (rules.offer_book)
+        pick = cheapest_in(book, gpu.id, candidate.count, hours, spot=bool(workload.spot), rework=rework,
+                           providers=providers, minimum_s=tables.billing_minimum_s, prefer_link=prefer_link)
+    else:
+        pick = cheapest(offers, candidate.count, hours, spot=bool(workload.spot), rework=rework,
+                        providers=providers, minimum_s=tables.billing_minimum_s, prefer_link=prefer_link)
     offer, cost = pick.offer, pick.usd
     per_hour = plan_usd_per_hour(offer, candidate.count)
     work_usd = cost
@@ -144,7 +150,7 @@ def effective_workload(workload: Workload, method: str, objective: str) -> tuple
 
 def search(pool: Mapping[str, GpuSpec], space: CandidateSpace, counts: tuple[int, ...], work: Workload,
            offers_by_gpu: Mapping[str, Sequence[Offer]], shape: Shape, tables: RuleTables,
-           providers: Mapping[str, Provider]) -> Search:
+           providers: Mapping[str, Provider], book: OfferBook | None = None) -> Search:
     scored: list[Scored] = []
     rejections: list[Rejection] = []
     fits: dict[str, Fit] = {}
@@ -154,7 +160,8 @@ def search(pool: Mapping[str, GpuSpec], space: CandidateSpace, counts: tuple[int
         if fit.rejection is not None:
             rejections.append(fit.rejection)
         else:
-            scored.append(score_option(fit, gpu, offers_by_gpu.get(gpu_id, ()), work, shape, tables, providers))
+            scored.append(score_option(fit, gpu, offers_by_gpu.get(gpu_id, ()), work, shape, tables, providers,
+                                       book))
     return Search(scored, rejections, fits)
 
 
@@ -196,7 +203,8 @@ def shown_options(ranked: list[Option], alternatives: list[Option], pinned_gpu: 
 
 def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
                       offers_by_gpu: Mapping[str, Sequence[Offer]], providers: Mapping[str, Provider],
-                      tables: RuleTables) -> Verdict:
+                      tables: RuleTables, offer_book: OfferBook | None = None) -> Verdict:
+    """`offer_book`: the same offers indexed once per snapshot (rules.offer_book); the result is identical."""
     method = resolve_method(workload)
     objective = objective_for(workload)
     work, dataset_assumed = effective_workload(workload, method, objective)
@@ -206,11 +214,12 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     pinned_gpu = workload.gpu if workload.gpu in gpus else None
     pool = {pinned_gpu: gpus[pinned_gpu]} if pinned_gpu else gpus
     hours_known = bool(work.tokens or work.samples)
-    found = search(pool, space, counts, work, offers_by_gpu, shape, tables, providers)
+    found = search(pool, space, counts, work, offers_by_gpu, shape, tables, providers, offer_book)
     ranked = rank(found.scored, objective, hours_known)
     if pinned_gpu is not None or (workload.gpus and not ranked):
         alt_counts = counts_for(replace(work, gpus=None), method)
-        alternatives = search(gpus, space, alt_counts, work, offers_by_gpu, shape, tables, providers)
+        alternatives = search(gpus, space, alt_counts, work, offers_by_gpu, shape, tables, providers,
+                              offer_book)
         shown = shown_options(ranked, rank(alternatives.scored, objective, hours_known), pinned_gpu)
         extra_rejections = [r for r in alternatives.rejections if r.gpu_id != pinned_gpu]
     else:

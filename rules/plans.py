@@ -30,6 +30,17 @@ class Candidate:
 
 
 @dataclass(frozen=True, slots=True)
+class FitOutcome:
+    """The GPU-independent result of a fit search: a candidate, or a rejection code and its numbers."""
+
+    candidate: Candidate | None
+    code: str
+    needed_gib: float  # rejections: the per-GPU need on the most cards allowed, every switch on
+    most_gpus: int
+    single: float
+
+
+@dataclass(frozen=True, slots=True)
 class Fit:
     gpu_id: str
     candidate: Candidate | None
@@ -70,6 +81,9 @@ class CandidateSpace:
         self._cache: dict[tuple[int, tuple[str, ...]], Candidate] = {}
         self._ladders: dict[int, list[tuple[str, ...]]] = {}
         self._bases: dict[int, Setup] = {}
+        # fit_gpu results by what a fit depends on (VRAM, headroom, whether cards may span nodes, counts):
+        # GPUs sharing those (every 80 GB data-centre card) share one search.
+        self.fits: dict[tuple[float, float, bool, bool, tuple[int, ...]], FitOutcome] = {}
 
     def base_setup(self, count: int) -> Setup:
         if count not in self._bases:
@@ -141,11 +155,25 @@ def usable_counts(gpu: GpuSpec, counts: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def fit_gpu(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headroom: float) -> Fit:
-    """Smallest count (then fewest switches) whose per-GPU estimate fits; else why not.
+    """Smallest count (then fewest switches) whose per-GPU estimate fits; else why not (memoised per space).
 
     A rejection reports the per-GPU need on the most cards this GPU may be offered at, with every
     allowed switch on: how far off the best it could do is, not the unoptimised one-card figure.
     """
+    key = (gpu.vram_gb, headroom, gpu.segment == "consumer", bool(gpu.multinode_fabric), counts)
+    outcome = space.fits.get(key)
+    if outcome is None:
+        outcome = space.fits[key] = _search_fit(gpu, space, counts, headroom)
+    if outcome.candidate is not None:
+        return Fit(gpu.id, outcome.candidate, None, outcome.single)
+    numbers: dict[str, float | int | str] = {
+        "needed_gib": outcome.needed_gib, "has_gib": gpu.vram_gb, "gpus": outcome.most_gpus, "max_gpus_tried": counts[-1],
+    }
+    return Fit(gpu.id, None, Rejection(gpu.id, outcome.code, numbers), outcome.single)
+
+
+def _search_fit(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headroom: float) -> FitOutcome:
+    """fit_gpu's search; reads only the GPU's VRAM, segment and multi-node fabric (the memo key)."""
     limit = usable_gib(gpu, headroom)
     single = round(space.candidate(counts[0], space.ladders(counts[0])[-1]).estimate.per_gpu_gib, 1)
     blocked: str | None = None
@@ -157,11 +185,7 @@ def fit_gpu(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headro
         for switches in space.ladders(count):
             candidate = space.candidate(count, switches)
             if candidate.estimate.per_gpu_gib <= limit:
-                return Fit(gpu.id, candidate, None, single)
+                return FitOutcome(candidate, "", 0.0, 0, single)
     most = usable_counts(gpu, counts)[-1]
     need = space.candidate(most, space.ladders(most)[-1]).estimate.per_gpu_gib
-    numbers: dict[str, float | int | str] = {
-        "needed_gib": round(need, 1), "has_gib": gpu.vram_gb, "gpus": most, "max_gpus_tried": counts[-1],
-    }
-    code = blocked or "fit.vram"
-    return Fit(gpu.id, None, Rejection(gpu.id, code, numbers), single)
+    return FitOutcome(None, blocked or "fit.vram", round(need, 1), most, single)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal
 from rules.types import GpuSpec, Offer, Provider, Workload
 
 if TYPE_CHECKING:
+    from rules.offer_book import OfferBook
     from rules.tables import RuleTables
 
 Outcome = Literal["pass", "fail", "warn", "info"]
@@ -106,10 +107,15 @@ def evaluate(
     offers_by_gpu: Mapping[str, Sequence[Offer]],
     providers: Mapping[str, Provider],
     tables: RuleTables,
+    offer_book: OfferBook | None = None,
 ) -> Verdict:
-    """Evaluate a workload over the catalog: memory, plans per GPU, time, cost, tier, guidance."""
+    """Evaluate a workload over the catalog: memory, plans per GPU, time, cost, tier, guidance.
+
+    `offer_book`: `OfferBook.build(offers_by_gpu)`, built once per snapshot, makes pricing faster; same result.
+    """
     from rules.engine import evaluate_workload
 
     return evaluate_workload(
-        workload, gpus=gpus, offers_by_gpu=offers_by_gpu, providers=providers, tables=tables
+        workload, gpus=gpus, offers_by_gpu=offers_by_gpu, providers=providers, tables=tables,
+        offer_book=offer_book,
     )

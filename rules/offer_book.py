@@ -1,0 +1,126 @@
+"""Offers indexed once per snapshot: per GPU and tier, the offers able to provide a plan of N GPUs.
+
+`rules.offers.cheapest` scans a GPU's offers cheapest-first and skips those of the other tier or
+unable to provide the plan; at 100,000 offers that scan was most of an answer. The book keeps, per
+GPU and tier, the offers of at least each instance size (and their NVLink-class subset) and the
+offers that can join a multi-node plan, each in the snapshot's order. Scanning such a subsequence
+with the same rule picks the same offer: the skipped offers could never be picked, and the scan
+stops at the same price bound (see `cheapest_in`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from rules.offers import GPUS_PER_NODE, Pick, can_provide, linked
+from rules.types import Offer, Provider
+
+# One offer as the scan reads it: $/GPU-hour and instance $/hour as floats (the same values
+# rules.offers.cheapest converts per offer), GPUs per instance, billing step, provider, the offer.
+Row = tuple[float, float, int, int, str, Offer]
+
+
+def _rows(offers: Sequence[Offer]) -> tuple[Row, ...]:
+    return tuple((float(o.usd_per_gpu_hour), float(o.usd_per_hour), o.gpu_count, o.billing_increment_s,
+                  o.provider_id, o) for o in offers)
+
+
+@dataclass(frozen=True, slots=True)
+class Shelf:
+    """One GPU, one tier: for each instance size present (ascending), the offers at least that large
+    and their NVLink-class subset; and the 8-GPU-or-larger NVLink-class offers (multi-node plans)."""
+
+    sizes: tuple[int, ...]
+    at_least: tuple[tuple[Row, ...], ...]
+    linked_at_least: tuple[tuple[Row, ...], ...]
+    cluster: tuple[Row, ...]
+
+    @classmethod
+    def build(cls, offers: Sequence[Offer]) -> Shelf:
+        sizes = tuple(sorted({o.gpu_count for o in offers}))
+        links = [linked(o) for o in offers]
+        at_least = tuple(_rows([o for o in offers if o.gpu_count >= size]) for size in sizes)
+        linked_at_least = tuple(_rows([o for o, ok in zip(offers, links) if ok and o.gpu_count >= size])
+                                for size in sizes)
+        cluster = _rows([o for o, ok in zip(offers, links) if ok and o.gpu_count >= GPUS_PER_NODE])
+        return cls(sizes, at_least, linked_at_least, cluster)
+
+    def capable(self, count: int) -> tuple[tuple[Row, ...], tuple[Row, ...]]:
+        """Offers with at least `count` GPUs per instance, and their NVLink-class subset (count <= 8)."""
+        for index, size in enumerate(self.sizes):
+            if size >= count:
+                return self.at_least[index], self.linked_at_least[index]
+        return (), ()
+
+
+EMPTY_SHELF = Shelf((), (), (), ())
+
+
+@dataclass(frozen=True, slots=True)
+class OfferBook:
+    """Every GPU's shelves by tier, built from a snapshot's `offers_by_gpu` (sorted by $/GPU-hour)."""
+
+    shelves: Mapping[tuple[str, str], Shelf]
+
+    @classmethod
+    def build(cls, offers_by_gpu: Mapping[str, Sequence[Offer]]) -> OfferBook:
+        shelves: dict[tuple[str, str], Shelf] = {}
+        for gpu_id, offers in offers_by_gpu.items():
+            by_tier: dict[str, list[Offer]] = {}
+            for offer in offers:
+                by_tier.setdefault(offer.tier, []).append(offer)
+            for tier, group in by_tier.items():
+                shelves[(gpu_id, tier)] = Shelf.build(group)
+        return cls(shelves)
+
+    def shelf(self, gpu_id: str, tier: str) -> Shelf:
+        return self.shelves.get((gpu_id, tier), EMPTY_SHELF)
+
+
+def cheapest_in(book: OfferBook, gpu_id: str, count: int, hours: float | None, *, spot: bool, rework: float,
+                providers: Mapping[str, Provider], minimum_s: Mapping[str, int], prefer_link: bool) -> Pick:
+    """`rules.offers.cheapest` over the GPU's offers, from the book: the same pick, fewer offers looked at.
+
+    With `prefer_link`, the cheapest NVLink-class offer wins whenever one can provide the plan, so the
+    linked subsequence alone decides; only when it is empty are the others scanned (all of them, as
+    `cheapest` does when no offer of the preferred group ever sets its bound).
+    """
+    seconds = (hours if hours is not None else 1.0) * (1.0 + (rework if spot else 0.0)) * 3600.0
+    shelf = book.shelf(gpu_id, "spot" if spot else "on-demand")
+    if count > GPUS_PER_NODE:
+        rows, bounded = shelf.cluster, True  # all NVLink-class; can_provide still decides per offer
+    else:
+        rows, linked_rows = shelf.capable(count)
+        bounded = not prefer_link or bool(linked_rows)
+        if prefer_link and linked_rows:
+            rows = linked_rows
+    best, cost = _scan(rows, count, seconds, bounded, providers, minimum_s)
+    if best is None:
+        return Pick(None, None)
+    return Pick(best, cost / 3600.0 if hours is not None else None)
+
+
+def _scan(rows: Sequence[Row], count: int, seconds: float, bounded: bool, providers: Mapping[str, Provider],
+          minimum_s: Mapping[str, int]) -> tuple[Offer | None, float]:
+    """The loop of rules.offers.cheapest over one group of rows (same arithmetic, same first-cheapest tie
+    rule); `bounded`: the best so far bounds the scan (False only for the non-preferred fallback)."""
+    floor_factor = count * seconds
+    best: Offer | None = None
+    best_cost = bound = math.inf
+    multinode = count > GPUS_PER_NODE
+    for per_gpu, per_hour, size, step, provider_id, offer in rows:
+        if per_gpu * floor_factor >= bound:
+            break
+        if multinode and not can_provide(offer, count, providers):
+            continue
+        billed = seconds if step <= 1 else math.ceil(seconds / step - 1e-9) * step
+        if minimum_s and billed < minimum_s.get(provider_id, 0):
+            billed = minimum_s[provider_id]
+        cost = per_hour * (1 if size >= count else -(-count // size)) * billed
+        if cost < best_cost:
+            best_cost, best = cost, offer
+            if bounded:
+                bound = cost
+    return best, best_cost

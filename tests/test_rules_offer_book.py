@@ -1,0 +1,73 @@
+"""The offer index picks exactly what the plain scan picks (rules.offer_book vs rules.offers.cheapest).
+
+The book is a speed-up only: for every GPU, plan size, tier, job length and link preference the pick
+and its cost must be identical, including ties (first offer in price order wins), PCIe-only GPUs under
+a link preference (every offer scanned), billing minimums and multi-node capability.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+from test_rules_offers import PROVIDERS, offer
+from test_rules_support import catalog_gpus, model, tables
+
+from knowledge.snapshot import build_snapshot
+from rules.offer_book import OfferBook, cheapest_in
+from rules.offers import cheapest
+from rules.types import Workload
+from rules.verdict import evaluate
+
+COUNTS = (1, 2, 3, 4, 5, 8, 10, 16, 24, 64)
+HOURS = (None, 0.001, 0.5, 3.7, 250.0)
+MINIMUM_S = {"aws": 60, "plain": 3600}
+
+
+def _same_picks(offers_by_gpu, providers, minimum_s) -> int:
+    book = OfferBook.build(offers_by_gpu)
+    checked = 0
+    for gpu_id, offers in offers_by_gpu.items():
+        for count, hours, spot, prefer in itertools.product(COUNTS, HOURS, (False, True), (False, True)):
+            kwargs = dict(spot=spot, rework=0.15, providers=providers, minimum_s=minimum_s, prefer_link=prefer)
+            assert cheapest_in(book, gpu_id, count, hours, **kwargs) == cheapest(offers, count, hours, **kwargs), (
+                gpu_id, count, hours, spot, prefer)
+            checked += 1
+    return checked
+
+
+def _by_gpu(offers):
+    built = build_snapshot(gpus=catalog_gpus().values(), offers=offers)
+    return built.offers_by_gpu
+
+
+def test_hand_made_offers_with_ties_minimums_pcie_and_clusters():
+    """Mixed sizes and links, equal prices (tie order), per-hour billing with minimums, a marketplace,
+    spot offers, an all-PCIe GPU (link preference with nothing linked) and a GPU with no offers of a tier."""
+    offers = [
+        offer("plain", 1, "1.00"), offer("plain", 2, "1.00"), offer("fabric", 8, "1.00"),
+        offer("market", 8, "0.90"), offer("aws", 8, "1.20", increment_s=1), offer("plain", 8, "1.05", link="PCIe"),
+        offer("fabric", 16, "1.30"), offer("plain", 4, "1.10", increment_s=3600), offer("aws", 2, "0.95", link="PCIe"),
+        offer("fabric", 8, "0.70", tier="spot"), offer("market", 1, "0.40", tier="spot"),
+        offer("plain", 2, "0.50", gpu="l40s", link="PCIe"), offer("market", 4, "0.45", gpu="l40s",
+                                                                         link="PCIe"),
+        offer("aws", 8, "2.00", gpu="a100-sxm-80gb", increment_s=60),
+    ]
+    offers += [replace(o, region="eu") for o in offers]  # equal prices everywhere: ties on every pick
+    assert _same_picks(_by_gpu(offers), PROVIDERS, MINIMUM_S) > 0
+
+
+def test_bundled_offers_give_the_same_picks(snapshot):
+    """Every GPU of the shipped catalog over its real offers (SkyPilot copy), with the shipped minimums."""
+    checked = _same_picks(snapshot.offers_by_gpu, snapshot.providers, tables().billing_minimum_s)
+    assert checked >= len(snapshot.offers_by_gpu) * len(COUNTS)
+
+
+def test_evaluate_with_the_book_is_the_same_verdict(snapshot):
+    book = OfferBook.build(snapshot.offers_by_gpu)
+    for workload in (Workload(model=model("meta-llama/Llama-3.1-8B"), method="lora"),
+                     Workload(model=model("meta-llama/Llama-3.1-70B"), method="full", samples=50_000, spot=True),
+                     Workload(params_b=405.0, method="inference")):
+        args = dict(gpus=snapshot.gpus, offers_by_gpu=snapshot.offers_by_gpu, providers=snapshot.providers,
+                    tables=tables())
+        assert evaluate(workload, **args, offer_book=book) == evaluate(workload, **args)
