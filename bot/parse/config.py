@@ -63,6 +63,8 @@ def find_config(text: str) -> ConfigFound:
     values: dict[str, object] = {}
     ignored: list[str] = []
     model_query, framework = None, None
+    if not (":" in text or "=" in text or "--" in text):  # only explicit `key: value` pairs are read
+        return ConfigFound()
     for m in _pattern().finditer(text):
         key, raw = m.group(1), m.group(2).strip()
         explicit = text[m.start() : m.start() + 2] == "--" or ":" in m.group(0) or "=" in m.group(0)

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from bot.parse.anchors import anchors, has_any, has_digit
 from bot.parse.ask import GpuMention
 from bot.parse.lookup import resolve_gpu
 from bot.parse.numbers import count_value
@@ -30,6 +31,8 @@ _NAMES = (
 _INSTANCE = r"[a-z]\d[a-z]{0,3}\.\d{0,2}x?large|a\d-(?:high|mega|ultra)gpu-\d+g|gpu_\d+x_[a-z0-9_]+|standard_nd[a-z0-9_]+"
 # Words that stand for "GPUs" when a count has no GPU name after it ("8 GPUs", "4장", "8卡").
 _LOOSE_UNITS = frozenset({"个", "個", "개", "台", "con", "cái", "chiếc"})
+# Every GPU name and instance type has a digit except these ("gaudi", "standard_nd...").
+_NAMES_WITHOUT_DIGITS = ("gaudi", "standard_nd")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,12 +65,18 @@ def _patterns(vocab_id: int, counts: tuple[str, ...], units: tuple[str, ...]) ->
     }
 
 
+@functools.lru_cache(maxsize=1)
+def _unit_anchors(units: tuple[str, ...]) -> tuple[str, ...]:
+    return anchors(units)
+
+
 def find_gpus(text: str, snapshot: Snapshot, vocabulary: Vocabulary) -> GpuFound:
     """GPU mentions resolved by the catalog, with counts read from words around each name."""
     patterns = _patterns(id(vocabulary), tuple(vocabulary.count_words), vocabulary.gpu_units)
     mentions: list[GpuMention] = []
     spans: list[tuple[int, int]] = []
-    for m in patterns["gpu"].finditer(text):
+    names = has_digit(text) or has_any(text, _NAMES_WITHOUT_DIGITS)
+    for m in patterns["gpu"].finditer(text) if names else ():
         if len(mentions) >= MAX_GPU_SPANS:
             break
         query = m.group(0).strip()
@@ -105,6 +114,8 @@ def _count_near(
 def _loose_count(
     text: str, spans: list[tuple[int, int]], patterns: dict[str, re.Pattern[str]], vocabulary: Vocabulary
 ) -> int | None:
+    if not has_any(text, _unit_anchors(vocabulary.gpu_units)):  # both branches end with a unit word
+        return None
     for m in patterns["loose"].finditer(text):
         if any(s <= m.start() < e or s < m.end() <= e for s, e in spans):
             continue

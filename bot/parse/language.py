@@ -20,6 +20,8 @@ _LETTER_CUES = {"es": re.compile(r"[ñ¿¡]"), "de": re.compile(r"[äöüß]"), 
 
 def detect_language(text: str, vocabulary: Vocabulary) -> str:
     """The user's language. CJK script wins over English tech words mixed into the message."""
+    if text.isascii():  # no CJK script, no Vietnamese letters
+        return latin_language(text, vocabulary)
     hangul = len(_HANGUL.findall(text))
     kana = len(_KANA.findall(text))
     han = _HAN.findall(text)

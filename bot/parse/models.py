@@ -53,7 +53,8 @@ def find_model(
     """Resolve the first model the text names; a bare size is left to `params_b`."""
     family_re, hf_re = _patterns()
     queries: list[str] = [config_query] if config_query else []
-    queries += [m.group(1) for m in hf_re.finditer(text) if "." not in m.group(1).split("/")[0]]
+    if "/" in text:  # a Hugging Face id is org/name
+        queries += [m.group(1) for m in hf_re.finditer(text) if "." not in m.group(1).split("/")[0]]
     families: list[tuple[str, str]] = []
     for m in family_re.finditer(text):
         families.append((m.group(1), (m.group(1) + m.group(2)).strip(" -_.")))

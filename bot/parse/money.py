@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
+from bot.parse.anchors import anchors, has_any, has_digit
 from bot.parse.ask import Budget
 from bot.parse.numbers import MULTIPLIERS, NUMBER
 from bot.parse.vocabulary import Vocabulary, phrase_regex
@@ -34,16 +35,26 @@ class MoneyFound:
     assumed: dict[str, str] = field(default_factory=dict)
 
 
+_PREFIX_SYMBOLS = ("$", "us$", "€", "£", "¥", "₩", "rmb", "usd", "eur", "cny", "krw", "jpy", "gbp")
+
+
 @functools.lru_cache(maxsize=1)
-def _patterns(vocab_id: int, symbols: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
-    prefix_syms = [s for s in symbols if s in ("$", "us$", "€", "£", "¥", "₩", "rmb", "usd", "eur", "cny", "krw", "jpy", "gbp")]
+def _patterns(vocab_id: int, symbols: tuple[str, ...]) -> tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]:
+    """The four amount patterns, each with its anchors (a currency symbol or a budget word)."""
+    prefix_syms = [s for s in symbols if s in _PREFIX_SYMBOLS]
     amount = rf"(?P<num>{NUMBER})(?:\s?(?:-|~|–|to|至|到|bis|à|a)\s?(?P<num2>{NUMBER}))?\s?(?P<mult>{_MONEY_MULT})?"
     prefixed = rf"(?<![a-z0-9])(?P<sym>{phrase_regex(prefix_syms)})\s?{amount}(?![a-z0-9])"
     suffixed = rf"(?<![0-9.a-z$€£¥₩])(?<!\d,){amount}\s?(?P<sym>{phrase_regex(list(symbols))})(?!(?:rtx|gtx)?[a-z]{{0,2}}\d)"
     gap = r"\s?(?:is|of|about|around|up to|max|:|：|=|是|为|為|约|約|大概|大约|在|는|은|は|が|khoảng|tầm|de|von|env\.?|~|≈)?\s?"
     budget_first = rf"(?:{_BUDGET_WORDS}){gap}(?<![a-z]){amount}(?![0-9a-z])"
     budget_last = rf"(?<![0-9.a-z])(?<!\d,){amount}\s?(?:左右|以内|以下|上下|ぐらい|くらい|정도|정도의)?\s?(?:的|の)?\s?(?:{_BUDGET_WORDS})"
-    return tuple(re.compile(p) for p in (prefixed, suffixed, budget_first, budget_last))
+    budget_words = anchors(_BUDGET_WORDS.split("|"))
+    return (
+        (re.compile(prefixed), anchors(prefix_syms)),
+        (re.compile(suffixed), anchors(symbols)),
+        (re.compile(budget_first), budget_words),
+        (re.compile(budget_last), budget_words),
+    )
 
 
 def find_money(text: str, vocabulary: Vocabulary, language: str) -> MoneyFound:
@@ -53,7 +64,10 @@ def find_money(text: str, vocabulary: Vocabulary, language: str) -> MoneyFound:
     hourly: Decimal | None = None
     spans: list[tuple[int, int]] = []
     assumed: dict[str, str] = {}
-    for pattern in _patterns(id(vocabulary), tuple(vocabulary.currency_symbols)):
+    patterns = _patterns(id(vocabulary), tuple(vocabulary.currency_symbols)) if has_digit(text) else ()
+    for pattern, words in patterns:
+        if not has_any(text, words):
+            continue
         for m in pattern.finditer(text):
             if any(s < m.end() and m.start() < e for s, e in spans):
                 continue

@@ -6,6 +6,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from bot.parse.anchors import anchors, has_any, has_digit
 from bot.parse.numbers import MULTIPLIER_RE, NUMBER, scaled
 from bot.parse.text import normalise
 from bot.parse.vocabulary import Vocabulary, phrase_regex
@@ -43,6 +44,26 @@ class Dataset:
     tokens: float | None = None
     samples: int | None = None
     epochs: float | None = None
+
+
+_RANK_ANCHORS = ("rank", "lora", "秩", "랭크", "ランク", "=", ":")  # words, or "r=" / "r:"
+_RESOLUTION_ANCHORS = ("x", "resolution", "分辨率", "解像度", "해상도")  # 512x512, 512px, or a word
+_TOKEN_ANCHORS = ("tok", "词元", "토큰", "トークン")
+
+
+@functools.lru_cache(maxsize=1)
+def _anchors(vocab_id: int, units: tuple[str, ...], epochs: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """Words one of which each pattern's match contains (see bot.parse.anchors)."""
+    return {
+        "seq": anchors(normalise(w) for w in _SEQ_WORDS),
+        "batch": anchors(normalise(w) for w in _BATCH_WORDS),
+        "samples": anchors(units),
+        "epochs": anchors((*epochs, "epoch")),
+    }
+
+
+def _words(vocabulary: Vocabulary) -> dict[str, tuple[str, ...]]:
+    return _anchors(id(vocabulary), vocabulary.sample_units, vocabulary.epoch_units)
 
 
 @functools.lru_cache(maxsize=1)
@@ -89,6 +110,8 @@ def _seq_value(number: str, k: str | None) -> int | None:
 
 def find_seq_len(text: str, vocabulary: Vocabulary) -> tuple[int | None, bool]:
     """Sequence length and whether a "k" was read as 1024."""
+    if not has_digit(text) or not has_any(text, _words(vocabulary)["seq"]):
+        return None, False
     patterns = _all(vocabulary)
     for key in ("seq_after", "seq_before"):
         for m in patterns[key].finditer(text):
@@ -99,6 +122,8 @@ def find_seq_len(text: str, vocabulary: Vocabulary) -> tuple[int | None, bool]:
 
 
 def find_batch(text: str, vocabulary: Vocabulary) -> int | None:
+    if not has_digit(text) or not has_any(text, _words(vocabulary)["batch"]):
+        return None
     for m in _all(vocabulary)["batch"].finditer(text):
         value = int(m.group(1))
         if 1 <= value <= 65536:
@@ -107,11 +132,15 @@ def find_batch(text: str, vocabulary: Vocabulary) -> int | None:
 
 
 def find_lora_rank(text: str, vocabulary: Vocabulary) -> int | None:
+    if not has_digit(text) or not has_any(text, _RANK_ANCHORS):
+        return None
     m = _all(vocabulary)["rank"].search(text)
     return int(m.group(1) or m.group(2)) if m else None
 
 
 def find_resolution(text: str, vocabulary: Vocabulary) -> int | None:
+    if not has_digit(text) or not has_any(text, _RESOLUTION_ANCHORS):
+        return None
     for m in _all(vocabulary)["resolution"].finditer(text):
         if m.group(1) and m.group(1) != m.group(2):
             continue  # 1920x1080 is a screen, not a square training resolution
@@ -121,9 +150,11 @@ def find_resolution(text: str, vocabulary: Vocabulary) -> int | None:
 
 def find_dataset(text: str, vocabulary: Vocabulary) -> Dataset:
     """Tokens per epoch, from "1B tokens" or "50k samples x 2048 (tokens)"; plus samples and epochs."""
-    patterns = _all(vocabulary)
+    if not has_digit(text):
+        return Dataset()
+    patterns, words = _all(vocabulary), _words(vocabulary)
     tokens, length = None, None
-    for m in patterns["tokens"].finditer(text):
+    for m in patterns["tokens"].finditer(text) if has_any(text, _TOKEN_ANCHORS) else ():
         value = scaled(m.group(1), m.group(2))
         if value and value >= DATASET_MIN_TOKENS:
             tokens = value
@@ -131,7 +162,7 @@ def find_dataset(text: str, vocabulary: Vocabulary) -> Dataset:
         if value and length is None:
             length = int(value)
     samples = None
-    for m in patterns["samples"].finditer(text):
+    for m in patterns["samples"].finditer(text) if has_any(text, words["samples"]) else ():
         value = scaled(m.group(1), m.group(2))
         if value and value >= 10:
             samples = int(value)
@@ -140,7 +171,7 @@ def find_dataset(text: str, vocabulary: Vocabulary) -> Dataset:
                 length = int(after.group(1))
             break
     epochs = None
-    em = patterns["epochs"].search(text)
+    em = patterns["epochs"].search(text) if has_any(text, words["epochs"]) else None
     if em:
         epochs = float(em.group(1) or em.group(2))
     if tokens is None and samples and length:

@@ -6,6 +6,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from bot.parse.anchors import has_any, has_digit
 from bot.parse.numbers import parse_number
 
 # Words after a size that make it a dataset size, not a model size ("1B tokens", "10亿条").
@@ -20,6 +21,12 @@ class SizeMention:
     start: int
     end: int
     experts: int | None = None  # 8 in "8x7B": the total is below 8 x 7 since attention is shared
+
+
+# Prechecks (one word of each is in every match): billions, millions, units of 10^8.
+_BILLION_ANCHORS = ("b", "mil millones", "milliard", "tỷ")
+_MILLION_ANCHORS = ("m",)
+_CJK_ANCHORS = ("亿", "億", "억")
 
 
 @functools.lru_cache(maxsize=1)
@@ -42,15 +49,21 @@ def _patterns() -> tuple[re.Pattern[str], ...]:
 
 def find_sizes(text: str) -> list[SizeMention]:
     """Every parameter count in order of appearance (text already normalised)."""
+    if not has_digit(text):
+        return []
     moe, billions, millions, cjk = _patterns()
     found: list[SizeMention] = []
     taken: list[tuple[int, int]] = []
-    for m in moe.finditer(text):
+    for m in moe.finditer(text) if "x" in text else ():
         experts, each = int(m.group(1)), parse_number(m.group(2))
         if each and experts > 1:
             found.append(SizeMention(experts * each, m.start(), m.end(), experts))
             taken.append(m.span())
-    for pattern, scale in ((billions, 1.0), (millions, 0.001), (cjk, 0.1)):
+    for pattern, scale, words in (
+        (billions, 1.0, _BILLION_ANCHORS), (millions, 0.001, _MILLION_ANCHORS), (cjk, 0.1, _CJK_ANCHORS)
+    ):
+        if not has_any(text, words):
+            continue
         for m in pattern.finditer(text):
             if any(s <= m.start() < e for s, e in taken):
                 continue

@@ -6,6 +6,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
+from bot.parse.anchors import has_any
 from bot.parse.vocabulary import Vocabulary, build_table, PhraseTable
 
 # Tool names are the same in every language, so they live here rather than in the lexicon files.
@@ -52,6 +53,7 @@ OPTIMIZERS: dict[str, str] = {
     "adafactor": "adafactor", "sgd": "sgd", "lion": "lion", "galore": "galore", "adamw": "adamw",
 }
 _OFFLOAD = re.compile(r"(?<![a-z])(?:cpu[\s_-]?offload|offload(?:ing)?|卸载到cpu|오프로드|オフロード)(?![a-z])")
+_OFFLOAD_ANCHORS = ("offload", "卸载到cpu", "오프로드", "オフロード")
 _SPECIFIC = ("qlora", "lora", "full", "pretrain")
 
 
@@ -89,7 +91,7 @@ def find_training(text: str, vocabulary: Vocabulary, config: dict[str, object]) 
         frameworks.append(str(config["framework"]))
     framework = pick_framework(frameworks)
     sharding = config.get("sharding") or tables["sharding"].first(text)
-    offload = config.get("offload") or (True if _OFFLOAD.search(text) else None)
+    offload = config.get("offload") or (True if has_any(text, _OFFLOAD_ANCHORS) and _OFFLOAD.search(text) else None)
     return TrainingFound(
         method=method,
         precision=precision,

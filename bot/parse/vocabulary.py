@@ -12,6 +12,7 @@ from decimal import Decimal, InvalidOperation
 from importlib import resources
 from typing import Any
 
+from bot.parse.anchors import anchors, has_any
 from bot.parse.text import normalise
 
 log = logging.getLogger(__name__)
@@ -34,6 +35,8 @@ _LATIN_EDGE = re.compile(f"[{_LATIN}]")
 # The same edges as `[{_LATIN}]`, split so that each class compiles cheaply (ASCII / two ranges).
 _START_EDGE = "(?<![0-9a-z]{0})(?<![\u00c0-\u024f\u1e00-\u1eff]{0})"  # before the first character
 _END_EDGE = f"(?:(?<![{_LATIN}])|(?![{_LATIN}]))"  # after the last character
+# A table checks its phrases' anchors with `in` before scanning only when there are this few of them.
+MAX_TABLE_ANCHORS = 48
 
 
 class LexiconError(ValueError):
@@ -42,19 +45,24 @@ class LexiconError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class PhraseTable:
-    """Phrases -> values, matched longest-first in one compiled regex."""
+    """Phrases -> values, matched longest-first in one compiled regex.
+
+    `anchors` (None for tables with many phrases): one of them is in every phrase, so a text
+    without any of them is not scanned.
+    """
 
     pattern: re.Pattern[str] | None
     values: Mapping[str, Any]
+    anchors: tuple[str, ...] | None = None
 
     def find(self, text: str) -> list[tuple[Any, int, int]]:
         """Every non-overlapping phrase in `text` (already normalised) as (value, start, end)."""
-        if self.pattern is None:
+        if self.pattern is None or (self.anchors is not None and not has_any(text, self.anchors)):
             return []
         return [(self.values[m.group(0)], m.start(), m.end()) for m in self.pattern.finditer(text)]
 
     def first(self, text: str) -> Any | None:
-        if self.pattern is None:
+        if self.pattern is None or (self.anchors is not None and not has_any(text, self.anchors)):
             return None
         m = self.pattern.search(text)
         return self.values[m.group(0)] if m else None
@@ -107,7 +115,10 @@ def build_table(mapping: Mapping[str, Any]) -> PhraseTable:
     values.pop("", None)
     if not values:
         return PhraseTable(None, {})
-    return PhraseTable(re.compile(phrase_regex(list(values))), values)
+    words = anchors(values)
+    return PhraseTable(
+        re.compile(phrase_regex(list(values))), values, words if len(words) <= MAX_TABLE_ANCHORS else None
+    )
 
 
 @dataclass(frozen=True, slots=True)
