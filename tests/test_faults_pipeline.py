@@ -25,6 +25,7 @@ from fake_slack import (
     eventually,
     start_harness,
 )
+from slack_sdk.oauth.installation_store import Bot
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
@@ -258,3 +259,41 @@ def test_postgres_connections_terminated_under_load_lose_and_double_nothing(engi
     assert {i: phase_a.get(i) for i in range(9)} == {i: ["answer"] for i in range(9)}
     assert {i: len(phase_b.get(i, [])) for i in range(10, 31)} == {i: 1 for i in range(10, 31)}
     assert {i: outcomes.get(i) for i in range(100, 112)} == {i: ["answer"] for i in range(100, 112)}
+
+
+def test_postgres_connection_terminated_while_reading_the_workspace_token_is_answered(engine: Any, backend: str) -> None:
+    """OAuth mode: Bolt reads the bot token from our database first; that read's connection is cut mid-statement."""
+    if backend != "postgres":
+        pytest.skip("pg_terminate_backend is a PostgreSQL fault")
+    from bot.slack.app import build_app
+    from bot.slack.wsgi import wsgi_app
+    from knowledge.slack_store import DbInstallationStore
+
+    DbInstallationStore(engine=engine, client_id="111.222").save_bot(Bot(
+        team_id="T0TEAM", bot_token="xoxb-stored", bot_id="B0BOT", bot_user_id=BOT_USER_ID, installed_at=time.time()))
+    admin = create_engine(engine.url.render_as_string(hide_password=False), isolation_level="AUTOCOMMIT",
+                          poolclass=NullPool)
+    slack = FakeSlack().start()
+    settings = load_settings({"DATABASE_URL": engine.url.render_as_string(hide_password=False),
+                              "SLACK_CLIENT_ID": "111.222", "SLACK_CLIENT_SECRET": "shh",
+                              "SLACK_SIGNING_SECRET": SIGNING_SECRET, "SLACK_API_URL": slack.api_url})
+    server = AppServer(wsgi_app(build_app(settings, engine=engine, core=FakeCore())))
+    h = Harness(slack, None, server, engine)  # type: ignore[arg-type]
+    try:
+        with admin.connect() as lock, ThreadPoolExecutor(1) as pool:
+            lock.execute(text("BEGIN"))
+            lock.execute(text("LOCK TABLE slack_bot IN ACCESS EXCLUSIVE MODE"))
+            locker = int(lock.execute(text("SELECT pg_backend_pid()")).scalar_one())
+            ack = pool.submit(h.command, "question-7-end", name="pg7")
+            eventually(lambda: _waiting_on_locks(admin) >= 1, timeout_s=10)  # Bolt's token read, mid-statement
+            killed = _terminate_others(admin, keep=(locker,))
+            lock.execute(text("ROLLBACK"))
+            assert ack.result(timeout=15)[0] == 200
+        outcomes = _wait_answered(slack, range(7, 8), timeout_s=15)
+    finally:
+        server.stop()
+        slack.stop()
+        admin.dispose()
+    assert killed >= 1
+    assert outcomes == {7: ["answer"]}
+    assert {c.token for c in slack.api_calls("users.info")} == {"xoxb-stored"}

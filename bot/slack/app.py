@@ -16,6 +16,7 @@ from bot.slack import listeners
 from bot.slack.answer_pool import AnswerQueue, start_worker
 from bot.slack.core import Core, PipelineCore, SnapshotHolder, snapshot_holder
 from bot.slack.front import Front, answer_lost, not_found
+from bot.slack.reconnect import ReconnectingInstallationStore
 from bot.slack.retries import retry_handlers, use_retrying_respond
 from bot.slack.services import Services, utc_now
 from knowledge.slack_store import DbInstallationStore, DbOAuthStateStore
@@ -54,7 +55,7 @@ def oauth_stores(settings: Settings, engine: Engine) -> tuple[DbInstallationStor
     """Installation store and OAuth settings (many workspaces), or (None, None) for one token."""
     if not (settings.slack_client_id and settings.slack_client_secret):
         return None, None
-    installation_store = DbInstallationStore(engine=engine, client_id=settings.slack_client_id)
+    installation_store = ReconnectingInstallationStore(engine=engine, client_id=settings.slack_client_id)
     return installation_store, OAuthSettings(
         client_id=settings.slack_client_id,
         client_secret=settings.slack_client_secret,

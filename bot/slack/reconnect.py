@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
+from slack_sdk.oauth.installation_store import Bot, Installation
 from sqlalchemy.exc import DBAPIError, OperationalError
+
+from knowledge.slack_store import DbInstallationStore
 
 log = logging.getLogger(__name__)
 
@@ -29,3 +32,23 @@ def once_more(step: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         log.warning("database connection lost in %s (%s); trying once more",
                     getattr(step, "__name__", step), str(error.orig).splitlines()[0] if error.orig else error)
         return step(*args, **kwargs)
+
+
+class ReconnectingInstallationStore(DbInstallationStore):
+    """Installations in our database, each call tried once more on a dead connection.
+
+    Bolt reads the bot token here before every request of a workspace (OAuth mode): a connection
+    cut by a PostgreSQL restart must not turn into an unanswered request.
+    """
+
+    def save(self, installation: Installation) -> None:
+        once_more(super().save, installation)
+
+    def save_bot(self, bot: Bot) -> None:
+        once_more(super().save_bot, bot)
+
+    def find_bot(self, **kwargs: Any) -> Bot | None:  # type: ignore[override]
+        return once_more(super().find_bot, **kwargs)
+
+    def find_installation(self, **kwargs: Any) -> Installation | None:  # type: ignore[override]
+        return once_more(super().find_installation, **kwargs)
