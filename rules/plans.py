@@ -81,6 +81,7 @@ class CandidateSpace:
         self._cache: dict[tuple[int, tuple[str, ...]], Candidate] = {}
         self._ladders: dict[int, list[tuple[str, ...]]] = {}
         self._bases: dict[int, Setup] = {}
+        self._needs: dict[int, tuple[tuple[tuple[str, ...], float], ...]] = {}
         # fit_gpu results by what a fit depends on (VRAM, headroom, whether cards may span nodes, counts):
         # GPUs sharing those (every 80 GB data-centre card) share one search.
         self.fits: dict[tuple[float, float, bool, bool, tuple[int, ...]], FitOutcome] = {}
@@ -113,6 +114,14 @@ class CandidateSpace:
         if self._workload.batch_size is None:
             allowed = allowed | {"micro_batch"}
         return switch_ladders(self.base_setup(count), allowed)
+
+    def needs(self, count: int) -> tuple[tuple[tuple[str, ...], float], ...]:
+        """Per-GPU need (GiB) of each ladder step at `count` cards, in ladder order (the fit search reads these)."""
+        found = self._needs.get(count)
+        if found is None:
+            found = self._needs[count] = tuple(
+                (switches, self.candidate(count, switches).estimate.per_gpu_gib) for switches in self.ladders(count))
+        return found
 
     def candidate(self, count: int, switches: tuple[str, ...]) -> Candidate:
         key = (count, switches)
@@ -175,17 +184,17 @@ def fit_gpu(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headro
 def _search_fit(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headroom: float) -> FitOutcome:
     """fit_gpu's search; reads only the GPU's VRAM, segment and multi-node fabric (the memo key)."""
     limit = usable_gib(gpu, headroom)
-    single = round(space.candidate(counts[0], space.ladders(counts[0])[-1]).estimate.per_gpu_gib, 1)
+    single = round(space.needs(counts[0])[-1][1], 1)
+    one_node = gpu.segment == "consumer" or not gpu.multinode_fabric
     blocked: str | None = None
     for count in counts:
-        if count > GPUS_PER_NODE and (gpu.segment == "consumer" or not gpu.multinode_fabric):
-            if blocked is None and space.candidate(count, space.ladders(count)[-1]).estimate.per_gpu_gib <= limit:
+        needs = space.needs(count)
+        if count > GPUS_PER_NODE and one_node:
+            if blocked is None and needs[-1][1] <= limit:
                 blocked = "segment.consumer_multinode" if gpu.segment == "consumer" else "link.no_fabric"
             continue
-        for switches in space.ladders(count):
-            candidate = space.candidate(count, switches)
-            if candidate.estimate.per_gpu_gib <= limit:
-                return FitOutcome(candidate, "", 0.0, 0, single)
+        for switches, need in needs:
+            if need <= limit:
+                return FitOutcome(space.candidate(count, switches), "", 0.0, 0, single)
     most = usable_counts(gpu, counts)[-1]
-    need = space.candidate(most, space.ladders(most)[-1]).estimate.per_gpu_gib
-    return FitOutcome(None, blocked or "fit.vram", round(need, 1), most, single)
+    return FitOutcome(None, blocked or "fit.vram", round(space.needs(most)[-1][1], 1), most, single)
