@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
+from bot.parse.lookup import Same
 from bot.parse.vocabulary import Vocabulary
 
 _HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
@@ -47,6 +49,17 @@ def chinese_script(han: list[str], vocabulary: Vocabulary) -> str:
     return "zh-Hant" if traditional > simplified else "zh-Hans"
 
 
+@functools.lru_cache(maxsize=1)
+def _word_languages(key: Same) -> dict[str, tuple[str, ...]]:
+    """Stopword -> the Latin-script languages (and vi) whose list has it, in LATIN_LANGUAGES order."""
+    vocabulary: Vocabulary = key.obj  # type: ignore[assignment]
+    out: dict[str, tuple[str, ...]] = {}
+    for lang in (*LATIN_LANGUAGES, "vi"):
+        for word in vocabulary.stopwords[lang]:
+            out[word] = (*out.get(word, ()), lang)
+    return out
+
+
 def latin_language(text: str, vocabulary: Vocabulary) -> str:
     """Score stopwords per language; Vietnamese letters are decisive; ties go to English."""
     if len(_VIETNAMESE.findall(text)) >= MIN_SCRIPT_CHARS:
@@ -54,14 +67,14 @@ def latin_language(text: str, vocabulary: Vocabulary) -> str:
     words = _LATIN_WORD.findall(text)
     if not words:
         return "en"
-    scores = {lang: 0 for lang in LATIN_LANGUAGES}
+    scores = {lang: 0 for lang in (*LATIN_LANGUAGES, "vi")}
+    languages_of = _word_languages(Same(vocabulary))
     for word in words:
-        for lang in LATIN_LANGUAGES:
-            if word in vocabulary.stopwords[lang]:
-                scores[lang] += 1
+        for lang in languages_of.get(word, ()):
+            scores[lang] += 1
     for lang, cue in _LETTER_CUES.items():
         scores[lang] += 2 * len(cue.findall(text))
-    vi_score = sum(1 for w in words if w in vocabulary.stopwords["vi"])
+    vi_score = scores.pop("vi")
     best = max(LATIN_LANGUAGES, key=lambda lang: (scores[lang], lang == "en"))
     if vi_score > scores[best]:
         return "vi"

@@ -6,7 +6,7 @@ import functools
 import json
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from importlib import resources
@@ -45,30 +45,59 @@ class LexiconError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class PhraseTable:
-    """Phrases -> values, matched longest-first in one compiled regex.
+    """Phrases -> values, matched longest-first, non-overlapping, left to right.
 
+    The phrases starting with a Latin letter or digit and the others are two compiled tries:
+    one trie of both was 3-4x slower to scan, and the Latin one checks its start edge first.
+    Matches are merged exactly as one regex's `finditer` would give them.
     `anchors` (None for tables with many phrases): one of them is in every phrase, so a text
     without any of them is not scanned.
     """
 
-    pattern: re.Pattern[str] | None
+    patterns: tuple[re.Pattern[str], ...]
     values: Mapping[str, Any]
     anchors: tuple[str, ...] | None = None
 
+    def _matches(self, text: str) -> Iterator[re.Match[str]]:
+        if not self.patterns or (self.anchors is not None and not has_any(text, self.anchors)):
+            return iter(())
+        if len(self.patterns) == 1:
+            return self.patterns[0].finditer(text)
+        return _merged(self.patterns, text)
+
     def find(self, text: str) -> list[tuple[Any, int, int]]:
         """Every non-overlapping phrase in `text` (already normalised) as (value, start, end)."""
-        if self.pattern is None or (self.anchors is not None and not has_any(text, self.anchors)):
-            return []
-        return [(self.values[m.group(0)], m.start(), m.end()) for m in self.pattern.finditer(text)]
+        return [(self.values[m.group(0)], m.start(), m.end()) for m in self._matches(text)]
 
     def first(self, text: str) -> Any | None:
-        if self.pattern is None or (self.anchors is not None and not has_any(text, self.anchors)):
+        if not self.patterns or (self.anchors is not None and not has_any(text, self.anchors)):
             return None
-        m = self.pattern.search(text)
-        return self.values[m.group(0)] if m else None
+        found = [m for m in (p.search(text) for p in self.patterns) if m is not None]
+        return self.values[min(found, key=lambda m: m.start()).group(0)] if found else None
 
 
-def phrase_regex(phrases: list[str]) -> str:
+def _merged(patterns: tuple[re.Pattern[str], ...], text: str) -> Iterator[re.Match[str]]:
+    """The matches one alternation of `patterns` would find (no two can start at one position).
+
+    After each match the next one is searched from its end, so a match of one pattern that
+    overlaps a match of another is searched again from there, as the single regex would.
+    """
+    pos = 0
+    pending: list[re.Match[str] | None] = [p.search(text) for p in patterns]
+    while True:
+        best: re.Match[str] | None = None
+        for i, m in enumerate(pending):
+            if m is not None and m.start() < pos:
+                m = pending[i] = patterns[i].search(text, pos)
+            if m is not None and (best is None or m.start() < best.start()):
+                best = m
+        if best is None:
+            return
+        yield best
+        pos = best.end()
+
+
+def phrase_regex(phrases: list[str], *, latin_start: bool = False) -> str:
     """One regex for many phrases, as a trie (shared prefixes merged), longest match first.
 
     A flat alternation of ~1,500 phrases is tried branch by branch at every position (about
@@ -78,6 +107,8 @@ def phrase_regex(phrases: list[str]) -> str:
     the next one is not"): backtracking tries the same ends in the same order as one edge per
     phrase would, but the regex compiles in a fifth of the time (each Latin character class costs
     ~0.5 ms to compile, and there were ~800 of them).
+    `latin_start=True` (every phrase starts with a Latin letter or digit): the start edge is
+    checked once before the trie, which fails at once inside a word (2-3x faster to scan).
     """
     trie: dict[str, Any] = {}
     for phrase in set(phrases):
@@ -90,11 +121,11 @@ def phrase_regex(phrases: list[str]) -> str:
     for ch in sorted(trie):
         # The edge check comes after the first literal so that every branch starts with a literal:
         # the regex engine then skips positions whose character starts no phrase.
-        edge = _START_EDGE.format(re.escape(ch)) if _LATIN_EDGE.match(ch) else ""
+        edge = _START_EDGE.format(re.escape(ch)) if _LATIN_EDGE.match(ch) and not latin_start else ""
         branches.append(re.escape(ch) + edge + _emit(trie[ch]))
     if not branches:
         return ""
-    return "(?:" + "|".join(branches) + ")" + _END_EDGE
+    return ("(?<![" + _LATIN + "])" if latin_start else "") + "(?:" + "|".join(branches) + ")" + _END_EDGE
 
 
 def _emit(node: dict[str, Any]) -> str:
@@ -114,11 +145,14 @@ def build_table(mapping: Mapping[str, Any]) -> PhraseTable:
         values.setdefault(normalise(phrase), value)
     values.pop("", None)
     if not values:
-        return PhraseTable(None, {})
-    words = anchors(values)
-    return PhraseTable(
-        re.compile(phrase_regex(list(values))), values, words if len(words) <= MAX_TABLE_ANCHORS else None
+        return PhraseTable((), {})
+    latin = [p for p in values if _LATIN_EDGE.match(p)]
+    other = [p for p in values if not _LATIN_EDGE.match(p)]
+    patterns = tuple(
+        re.compile(phrase_regex(group, latin_start=group is latin)) for group in (latin, other) if group
     )
+    words = anchors(values)
+    return PhraseTable(patterns, values, words if len(words) <= MAX_TABLE_ANCHORS else None)
 
 
 @dataclass(frozen=True, slots=True)
