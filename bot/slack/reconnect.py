@@ -47,8 +47,8 @@ class ReconnectingInstallationStore(DbInstallationStore):
     def save_bot(self, bot: Bot) -> None:
         once_more(super().save_bot, bot)
 
-    def find_bot(self, **kwargs: Any) -> Bot | None:  # type: ignore[override]
+    def find_bot(self, **kwargs: Any) -> Bot | None:
         return once_more(super().find_bot, **kwargs)
 
-    def find_installation(self, **kwargs: Any) -> Installation | None:  # type: ignore[override]
+    def find_installation(self, **kwargs: Any) -> Installation | None:
         return once_more(super().find_installation, **kwargs)
