@@ -34,9 +34,12 @@ def json_value(value: Any) -> str:
     return _VALUE_ENCODER.encode(value)
 
 
+_COMPACT_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str)
+
+
 def compact_json(value: Any) -> str:
     """Compact JSON text (for a button's `value`); the finalize then quotes it as a JSON string."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str)
+    return _COMPACT_ENCODER.encode(value)
 
 
 def terminal_value(value: Any) -> str:

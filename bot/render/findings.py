@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -12,8 +12,20 @@ from bot.render.formats import Formatter
 log = logging.getLogger(__name__)
 
 
-def _unit(name: str, unit: str) -> bool:
-    return name == unit or name.endswith("_" + unit)
+# Renderers by the unit a number's name ends with, tried in this order (built once, not per number).
+_BY_UNIT: tuple[tuple[str, Callable[[Any, Formatter], str]], ...] = (
+    ("usd", lambda value, f: f.money(Decimal(str(value)))),
+    ("gib", lambda value, f: f.gib(float(value))),
+    ("gb", lambda value, f: f.gb(float(value))),
+    ("hours", lambda value, f: f.hours(float(value))),
+    ("min", lambda value, f: f.messages.plain("unit.minutes", minutes=f.number(value))),
+    ("pct", lambda value, f: f.percent(float(value) / 100)),
+    ("gbs", lambda value, f: f"{f.number(value)} GB/s"),
+    ("tflops", lambda value, f: f.tflops(float(value))),
+    ("params_b", lambda value, f: f"{f.number(value, 1)}B"),
+    ("increment_s", lambda value, f: f.billing(int(value))),
+    ("tokens", lambda value, f: f.compact(value)),
+)
 
 
 def format_number(name: str, value: Any, f: Formatter) -> str:
@@ -24,22 +36,9 @@ def format_number(name: str, value: Any, f: Formatter) -> str:
         return "" if value is None else f.messages.plain("value.yes" if value else "value.no")
     if name.endswith("usd_per_hour") or name.endswith("usd_per_gpu_hour"):
         return f.rate(Decimal(str(value)))
-    simple = {
-        "usd": lambda: f.money(Decimal(str(value))),
-        "gib": lambda: f.gib(float(value)),
-        "gb": lambda: f.gb(float(value)),
-        "hours": lambda: f.hours(float(value)),
-        "min": lambda: f.messages.plain("unit.minutes", minutes=f.number(value)),
-        "pct": lambda: f.percent(float(value) / 100),
-        "gbs": lambda: f"{f.number(value)} GB/s",
-        "tflops": lambda: f.tflops(float(value)),
-        "params_b": lambda: f"{f.number(value, 1)}B",
-        "increment_s": lambda: f.billing(int(value)),
-        "tokens": lambda: f.compact(value),
-    }
-    for unit, render in simple.items():
-        if _unit(name, unit):
-            return render()
+    for unit, render in _BY_UNIT:
+        if name == unit or name.endswith("_" + unit):
+            return render(value, f)
     return f.number(value, 2)
 
 

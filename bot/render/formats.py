@@ -33,6 +33,12 @@ def _money_template(locale: str) -> str:
     return sample.replace(_grouped(Decimal("1234.50"), 2, locale, trim=False), "\0")
 
 
+@lru_cache(maxsize=256)
+def _medium_date(when: datetime | date, locale: str) -> str:
+    """Babel's medium date, cached: every priced card shows the snapshot's price date (~0.1 ms per call)."""
+    return format_date(when, format="medium", locale=locale)
+
+
 def _grouped(value: float | int | Decimal, digits: int, locale: str, trim: bool) -> str:
     """Babel-equivalent #,##0.## formatting for our locales (all group by three), done fast.
 
@@ -103,7 +109,7 @@ class Formatter:
         """A medium date ("Mar 4, 2025", "2025年3月4日")."""
         if when is None:
             return DASH
-        return format_date(when, format="medium", locale=self.locale)
+        return _medium_date(when, self.locale)
 
     def age(self, then: datetime | None, now: datetime) -> str:
         """How long ago, in words ("3 days ago", "3天前")."""
