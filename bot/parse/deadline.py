@@ -12,7 +12,7 @@ from bot.parse.vocabulary import Vocabulary, phrase_regex
 MAX_DEADLINE_HOURS = 24 * 365
 # "3 days" with no "in"/"within": in a GPU question a number of days is the time available.
 _BARE_DAYS = re.compile(
-    r"(?<![0-9.])(\d{1,3})\s?(days?|weeks?|天|星期|周|週|일간|日間|días|dias|tagen?|wochen?|jours?|ngày|tuần)(?![a-z])"
+    r"(\d(?<![0-9.]\d)\d{0,2})\s?(days?|weeks?|天|星期|周|週|일간|日間|días|dias|tagen?|wochen?|jours?|ngày|tuần)(?![a-z])"
 )
 _BARE_DAYS_ANCHORS = (
     "day", "week", "天", "星期", "周", "週", "일간", "日間", "días", "dias", "tag", "woche", "jour", "ngày", "tuần",
@@ -30,7 +30,7 @@ def _patterns(
     cjk_suffixes = [p for p in prefixes if p not in latin_prefixes]
     before = re.compile(rf"(?<![0-9a-z])(?:{phrase_regex(latin_prefixes)})\s{number}\s?({unit})(?![a-z0-9])")
     after = re.compile(rf"(?<![0-9.]){number}\s?(?:个)?({unit})\s?(?:{phrase_regex(cjk_suffixes)})")
-    compact = re.compile(r"(?<![0-9a-z.$/,])(\d{1,3})\s?(?:h|hrs?|hours?)(?![a-z0-9/])(?!\s?(?:/|per|each|x))")
+    compact = re.compile(r"(\d(?<![0-9a-z.$/,]\d)\d{0,2})\s?(?:h|hrs?|hours?)(?![a-z0-9/])(?!\s?(?:/|per|each|x))")
     return (before, anchors(latin_prefixes)), (after, anchors(cjk_suffixes)), compact
 
 

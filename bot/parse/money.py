@@ -9,7 +9,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from bot.parse.anchors import anchors, has_any, has_digit
 from bot.parse.ask import Budget
-from bot.parse.numbers import MULTIPLIERS, NUMBER
+from bot.parse.numbers import MULTIPLIERS, NUMBER, number_not_after
 from bot.parse.vocabulary import Vocabulary, phrase_regex
 
 _MONEY_MULT = r"k|w|万|萬|만|千|천|mm|m|million|억|亿|億|triệu|nghìn"
@@ -42,12 +42,13 @@ _PREFIX_SYMBOLS = ("$", "us$", "€", "£", "¥", "₩", "rmb", "usd", "eur", "c
 def _patterns(vocab_id: int, symbols: tuple[str, ...]) -> tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]:
     """The four amount patterns, each with its anchors (a currency symbol or a budget word)."""
     prefix_syms = [s for s in symbols if s in _PREFIX_SYMBOLS]
-    amount = rf"(?P<num>{NUMBER})(?:\s?(?:-|~|–|to|至|到|bis|à|a)\s?(?P<num2>{NUMBER}))?\s?(?P<mult>{_MONEY_MULT})?"
+    rest = rf"(?:\s?(?:-|~|–|to|至|到|bis|à|a)\s?(?P<num2>{NUMBER}))?\s?(?P<mult>{_MONEY_MULT})?"
+    amount = rf"(?P<num>{NUMBER}){rest}"
     prefixed = rf"(?<![a-z0-9])(?P<sym>{phrase_regex(prefix_syms)})\s?{amount}(?![a-z0-9])"
-    suffixed = rf"(?<![0-9.a-z$€£¥₩])(?<!\d,){amount}\s?(?P<sym>{phrase_regex(list(symbols))})(?!(?:rtx|gtx)?[a-z]{{0,2}}\d)"
+    suffixed = rf"(?P<num>{number_not_after('0-9.a-z$€£¥₩', comma=True)}){rest}\s?(?P<sym>{phrase_regex(list(symbols))})(?!(?:rtx|gtx)?[a-z]{{0,2}}\d)"
     gap = r"\s?(?:is|of|about|around|up to|max|:|：|=|是|为|為|约|約|大概|大约|在|는|은|は|が|khoảng|tầm|de|von|env\.?|~|≈)?\s?"
     budget_first = rf"(?:{_BUDGET_WORDS}){gap}(?<![a-z]){amount}(?![0-9a-z])"
-    budget_last = rf"(?<![0-9.a-z])(?<!\d,){amount}\s?(?:左右|以内|以下|上下|ぐらい|くらい|정도|정도의)?\s?(?:的|の)?\s?(?:{_BUDGET_WORDS})"
+    budget_last = rf"(?P<num>{number_not_after('0-9.a-z', comma=True)}){rest}\s?(?:左右|以内|以下|上下|ぐらい|くらい|정도|정도의)?\s?(?:的|の)?\s?(?:{_BUDGET_WORDS})"
     budget_words = anchors(_BUDGET_WORDS.split("|"))
     return (
         (re.compile(prefixed), anchors(prefix_syms)),

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from bot.parse.anchors import anchors, has_any, has_digit
-from bot.parse.numbers import MULTIPLIER_RE, NUMBER, scaled
+from bot.parse.numbers import MULTIPLIER_RE, number_not_after, scaled
 from bot.parse.text import normalise
 from bot.parse.vocabulary import Vocabulary, phrase_regex
 
@@ -73,7 +73,7 @@ def _patterns(vocab_id: int, units: tuple[str, ...], epochs: tuple[str, ...]) ->
     return {
         "seq_after": re.compile(rf"(?:{seq_words}){_JOIN}(\d+(?:\.\d+)?)\s?(k)?(?![0-9a-z])"),
         "seq_before": re.compile(
-            rf"(?<![0-9.])(\d+(?:\.\d+)?)\s?(k)?\s?(?:tokens?\s?|token的)?(?:的)?(?:{seq_words})(?![a-z])"
+            rf"(\d(?<![0-9.]\d)\d*(?:\.\d+)?)\s?(k)?\s?(?:tokens?\s?|token的)?(?:的)?(?:{seq_words})(?![a-z])"
         ),
         "batch": re.compile(rf"(?:{batch_words}){_JOIN}(\d{{1,5}})(?![0-9.])"),
         "rank": re.compile(
@@ -85,11 +85,11 @@ def _patterns(vocab_id: int, units: tuple[str, ...], epochs: tuple[str, ...]) ->
             r"|(?:resolution|分辨率|解像度|해상도)\s?[=:：]?\s?(\d{3,4})"
         ),
         "tokens": re.compile(
-            rf"(?<![0-9.])({NUMBER})\s?({MULTIPLIER_RE})?\s?"
+            rf"({number_not_after('0-9.')})\s?({MULTIPLIER_RE})?\s?"
             r"(?:tokens?|tok(?![a-z])|词元|個?个?token|토큰|トークン)"
         ),
         "samples": re.compile(
-            rf"(?<![0-9.])({NUMBER})\s?({MULTIPLIER_RE})?\s?(?:[a-z-]+\s){{0,2}}(?:{phrase_regex(list(units))})"
+            rf"({number_not_after('0-9.')})\s?({MULTIPLIER_RE})?\s?(?:[a-z-]+\s){{0,2}}(?:{phrase_regex(list(units))})"
         ),
         "length": re.compile(r"^.{0,30}?(?:x|\*|of|each|avg|average|平均|每条|각)\s?(\d{2,6})(?![0-9])"),
         "epochs": re.compile(

@@ -34,16 +34,16 @@ def _patterns() -> tuple[re.Pattern[str], ...]:
     billions = r"(?:b|\s?(?:bn|billions?|billion parameters|mil millones|milliarden|milliards?|tỷ))"
     return (
         # 8x7B (mixture of experts)
-        re.compile(r"(?<![0-9.])(\d{1,2})\s?x\s?(\d{1,3}(?:\.\d+)?)\s?b(?![a-z0-9])"),
+        re.compile(r"(\d(?<![0-9.]\d)\d?)\s?x\s?(\d{1,3}(?:\.\d+)?)\s?b(?![a-z0-9])"),
         # 7B, 1.5b, 13 billion, 70 billion params; not $5b nor 1B tokens
-        re.compile(rf"(?<![0-9.$])(?<!\d,)(\d{{1,4}}(?:\.\d{{1,2}})?){billions}(?![a-z0-9]){_NOT_MODEL}"),
+        re.compile(rf"(\d(?<![0-9.$]\d)(?<!\d,\d)\d{{0,3}}(?:\.\d{{1,2}})?){billions}(?![a-z0-9]){_NOT_MODEL}"),
         # 350M params, smollm-135m
         re.compile(
             r"(?:(?<=[-_])(\d{2,4})m(?![a-z0-9])|(?<![0-9.$])(?<!\d,)(\d{2,4})\s?m\s?(?:params|parameters|param|model))"
             rf"{_NOT_MODEL}"
         ),
         # 130亿 / 130億 / 1300억 (units of 10^8)
-        re.compile(rf"(?<![0-9.])(?<!\d,)(\d{{1,5}}(?:\.\d+)?)\s?(?:亿|億|억)(?!\s?(?:원|元|円|韩元)){_NOT_MODEL}"),
+        re.compile(rf"(\d(?<![0-9.]\d)(?<!\d,\d)\d{{0,4}}(?:\.\d+)?)\s?(?:亿|億|억)(?!\s?(?:원|元|円|韩元)){_NOT_MODEL}"),
     )
 
 
