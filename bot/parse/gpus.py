@@ -86,7 +86,8 @@ def find_gpus(text: str, snapshot: Snapshot, vocabulary: Vocabulary) -> GpuFound
         count, used = _count_near(text, m.start(), m.end(), patterns, vocabulary)
         count = count or match.count
         spans.append((used[0], used[1]))
-        name = snapshot.gpus[match.gpu_id].name if match.gpu_id in snapshot.gpus else None
+        gpu_id = match.gpu_id
+        name = snapshot.gpus[gpu_id].name if gpu_id is not None and gpu_id in snapshot.gpus else None
         mentions.append(
             GpuMention(match.status, match.gpu_id, name, tuple(match.candidates), count, query)
         )

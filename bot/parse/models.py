@@ -67,7 +67,7 @@ def find_model(
     family_word = families[0][0] if families else ""
     for query in queries[:MAX_MODEL_QUERIES]:
         match = resolve_model(snapshot.model_index, query)
-        if match.status == "found" and match.model_id in snapshot.models:
+        if match.status == "found" and match.model_id is not None and match.model_id in snapshot.models:
             return ModelFound(_mention(snapshot, match.model_id))
         if match.status == "ambiguous" and ambiguous is None:
             ambiguous = (query, tuple(match.candidates))
