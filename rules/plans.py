@@ -81,7 +81,7 @@ class CandidateSpace:
         self._cache: dict[tuple[int, tuple[str, ...]], Candidate] = {}
         self._ladders: dict[int, list[tuple[str, ...]]] = {}
         self._bases: dict[int, Setup] = {}
-        self._needs: dict[int, tuple[tuple[tuple[str, ...], float], ...]] = {}
+        self._needs: dict[tuple[int, tuple[str, ...]], float] = {}
         # fit_gpu results by what a fit depends on (VRAM, headroom, whether cards may span nodes, counts):
         # GPUs sharing those (every 80 GB data-centre card) share one search.
         self.fits: dict[tuple[float, float, bool, bool, tuple[int, ...]], FitOutcome] = {}
@@ -115,13 +115,17 @@ class CandidateSpace:
             allowed = allowed | {"micro_batch"}
         return switch_ladders(self.base_setup(count), allowed)
 
-    def needs(self, count: int) -> tuple[tuple[tuple[str, ...], float], ...]:
-        """Per-GPU need (GiB) of each ladder step at `count` cards, in ladder order (the fit search reads these)."""
-        found = self._needs.get(count)
+    def need(self, count: int, switches: tuple[str, ...]) -> float:
+        """Per-GPU need (GiB) of one plan, computed on first use (the fit search reads only these)."""
+        key = (count, switches)
+        found = self._needs.get(key)
         if found is None:
-            found = self._needs[count] = tuple(
-                (switches, self.candidate(count, switches).estimate.per_gpu_gib) for switches in self.ladders(count))
+            found = self._needs[key] = self.candidate(count, switches).estimate.per_gpu_gib
         return found
+
+    def full_need(self, count: int) -> float:
+        """The need at `count` cards with every allowed switch on (the last ladder step)."""
+        return self.need(count, self.ladders(count)[-1])
 
     def candidate(self, count: int, switches: tuple[str, ...]) -> Candidate:
         key = (count, switches)
@@ -184,17 +188,16 @@ def fit_gpu(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headro
 def _search_fit(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headroom: float) -> FitOutcome:
     """fit_gpu's search; reads only the GPU's VRAM, segment and multi-node fabric (the memo key)."""
     limit = usable_gib(gpu, headroom)
-    single = round(space.needs(counts[0])[-1][1], 1)
+    single = round(space.full_need(counts[0]), 1)
     one_node = gpu.segment == "consumer" or not gpu.multinode_fabric
     blocked: str | None = None
     for count in counts:
-        needs = space.needs(count)
         if count > GPUS_PER_NODE and one_node:
-            if blocked is None and needs[-1][1] <= limit:
+            if blocked is None and space.full_need(count) <= limit:
                 blocked = "segment.consumer_multinode" if gpu.segment == "consumer" else "link.no_fabric"
             continue
-        for switches, need in needs:
-            if need <= limit:
+        for switches in space.ladders(count):
+            if space.need(count, switches) <= limit:
                 return FitOutcome(space.candidate(count, switches), "", 0.0, 0, single)
     most = usable_counts(gpu, counts)[-1]
-    return FitOutcome(None, blocked or "fit.vram", round(space.needs(most)[-1][1], 1), most, single)
+    return FitOutcome(None, blocked or "fit.vram", round(space.full_need(most), 1), most, single)
