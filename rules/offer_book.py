@@ -39,12 +39,15 @@ class Shelf:
 
     @classmethod
     def build(cls, offers: Sequence[Offer]) -> Shelf:
+        """One row per offer, shared by every list it is in (the lists hold references only)."""
+        rows = _rows(offers)
+        by_text: dict[str, bool] = {}  # a market has few interconnect texts: each is read once
+        links = [by_text[o.interconnect] if o.interconnect in by_text
+                 else by_text.setdefault(o.interconnect, linked(o)) for o in offers]
         sizes = tuple(sorted({o.gpu_count for o in offers}))
-        links = [linked(o) for o in offers]
-        at_least = tuple(_rows([o for o in offers if o.gpu_count >= size]) for size in sizes)
-        linked_at_least = tuple(_rows([o for o, ok in zip(offers, links) if ok and o.gpu_count >= size])
-                                for size in sizes)
-        cluster = _rows([o for o, ok in zip(offers, links) if ok and o.gpu_count >= GPUS_PER_NODE])
+        at_least = tuple(tuple(r for r in rows if r[2] >= size) for size in sizes)
+        linked_at_least = tuple(tuple(r for r, ok in zip(rows, links) if ok and r[2] >= size) for size in sizes)
+        cluster = tuple(r for r, ok in zip(rows, links) if ok and r[2] >= GPUS_PER_NODE)
         return cls(sizes, at_least, linked_at_least, cluster)
 
     def capable(self, count: int) -> tuple[tuple[Row, ...], tuple[Row, ...]]:

@@ -32,7 +32,7 @@ _BOOK: list[tuple[Any, OfferBook]] = []
 
 
 def offer_book(snapshot: Any) -> OfferBook:
-    """The snapshot's offer index, built once per snapshot (~0.1 s at 100,000 offers)."""
+    """The snapshot's offer index, built once per snapshot (0.26-0.4 s and ~17 MB at 100,000 offers)."""
     carried = getattr(snapshot, "offer_book", None)
     if isinstance(carried, OfferBook):
         return carried
