@@ -7,10 +7,10 @@ from typing import Any
 
 from bot.render import actions
 from bot.render.advice import RecommendationView, WhatIf
+from bot.render.books import offer_book
 from bot.render.cards import render_card
 from bot.render.filters import escape_mrkdwn
 from bot.render.views import FitLine
-from rules.offer_book import OfferBook
 from rules.types import Workload
 from rules.verdict import Verdict
 
@@ -24,24 +24,6 @@ def evaluate(workload: Workload, snapshot: Any, gpus: Any = None) -> Verdict:
 
     return run(workload, gpus=gpus if gpus is not None else snapshot.gpus, offers_by_gpu=snapshot.offers_by_gpu,
                providers=snapshot.providers, tables=load_rule_tables(), offer_book=offer_book(snapshot))
-
-
-# The latest snapshot and its offer index, until Snapshot carries one (`snapshot.offer_book`): the
-# snapshot object itself is held and compared with `is`, so a new snapshot always gets a new book.
-_BOOK: list[tuple[Any, OfferBook]] = []
-
-
-def offer_book(snapshot: Any) -> OfferBook:
-    """The snapshot's offer index, built once per snapshot (0.26-0.4 s and ~17 MB at 100,000 offers)."""
-    carried = getattr(snapshot, "offer_book", None)
-    if isinstance(carried, OfferBook):
-        return carried
-    held = _BOOK[0] if _BOOK else None
-    if held is not None and held[0] is snapshot:
-        return held[1]
-    book = OfferBook.build(snapshot.offers_by_gpu)
-    _BOOK[:] = [(snapshot, book)]
-    return book
 
 
 def model_label(verdict: Verdict) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -116,39 +116,25 @@ def provider_name(catalog: CatalogView, provider_id: str) -> str:
 
 def gpu_column(catalog: CatalogView, gpu_id: str) -> GpuColumn:
     """The GPU's specs plus its cheapest on-demand offer and provider count from the snapshot."""
-    offers = catalog.offers_by_gpu.get(gpu_id, ())
-    on_demand = [o for o in offers if o.tier == "on-demand"]
-    cheapest = min(on_demand, key=lambda o: o.usd_per_gpu_hour) if on_demand else None
+    from bot.render.books import market_of
+
+    market = market_of(catalog, gpu_id)
+    cheapest = market.cheapest_on_demand
     return GpuColumn(
         gpu=catalog.gpus[gpu_id],
         cheapest_on_demand=cheapest,
-        provider_count=len({o.provider_id for o in offers}),
+        provider_count=len(market.providers),
         cheapest_provider=provider_name(catalog, cheapest.provider_id) if cheapest else None,
     )
 
 
 def provider_prices(catalog: CatalogView, gpu_id: str) -> tuple[ProviderPrice, ...]:
     """Per provider: the cheapest on-demand and spot $/GPU-hour, cheapest providers first."""
-    by_provider: dict[str, list[Offer]] = {}
-    for offer in catalog.offers_by_gpu.get(gpu_id, ()):
-        by_provider.setdefault(offer.provider_id, []).append(offer)
-    rows = [_provider_row(catalog, pid, offers) for pid, offers in by_provider.items()]
+    from bot.render.books import market_of
+
+    rows = [ProviderPrice(p.provider_id, provider_name(catalog, p.provider_id), p.on_demand_usd, p.spot_usd,
+                          p.billing_increment_s, p.observed_at) for p in market_of(catalog, gpu_id).providers]
     return tuple(sorted(rows, key=_price_order))
-
-
-def _provider_row(catalog: CatalogView, provider_id: str, offers: Sequence[Offer]) -> ProviderPrice:
-    def cheapest(tier: str) -> Decimal | None:
-        prices = [o.usd_per_gpu_hour for o in offers if o.tier == tier]
-        return min(prices) if prices else None
-
-    return ProviderPrice(
-        provider_id=provider_id,
-        provider_name=provider_name(catalog, provider_id),
-        on_demand_usd=cheapest("on-demand"),
-        spot_usd=cheapest("spot"),
-        billing_increment_s=min(o.billing_increment_s for o in offers),
-        observed_at=max(o.observed_at for o in offers),
-    )
 
 
 def _price_order(row: ProviderPrice) -> tuple[int, Decimal, str]:
