@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Engine, select
 
@@ -15,6 +15,8 @@ from rules.types import GpuSpec, ModelSpec, Offer, Provider
 
 if TYPE_CHECKING:
     from knowledge.resolve import GpuIndex, ModelIndex
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,10 +30,22 @@ class Snapshot:
     taken_at: datetime
     # Computed once here: every answer card asks for it, and a scan of 100,000 offers takes ~15 ms.
     _prices_as_of: datetime | None = field(init=False, repr=False, compare=False)
+    # Indexes derived from this snapshot (offer book, market summaries), built on first use and
+    # dropped with the snapshot, so a price refresh never sees a stale index.
+    _derived: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         times = [o.observed_at for offers in self.offers_by_gpu.values() for o in offers]
         object.__setattr__(self, "_prices_as_of", max(times) if times else None)
+        object.__setattr__(self, "_derived", {})
+
+    def derived(self, key: str, build: Callable[[Snapshot], T]) -> T:
+        """`build(self)` once per snapshot and key. Two threads may both build; either result is equal."""
+        try:
+            return self._derived[key]  # type: ignore[no-any-return]
+        except KeyError:
+            value = build(self)
+            return self._derived.setdefault(key, value)  # type: ignore[no-any-return]
 
     @property
     def offer_count(self) -> int:
