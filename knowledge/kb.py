@@ -10,7 +10,7 @@ from typing import Any, Literal
 from knowledge.kb_data import LANGUAGES, Entry, KnowledgeBase, load_kb
 from knowledge.kb_facts import GpuMention, fill_facts, find_gpu_mentions, gpu_flags, gpu_sentences
 from knowledge.kb_phrasing import best_phrasings
-from knowledge.kb_text import TermPattern, hits, looks_conceptual, normalise_text
+from knowledge.kb_text import TermPattern, longest_first, looks_conceptual, normalise_text
 
 __all__ = ["KbAnswer", "KbOption", "KbResult", "find_entry", "get_entry", "looks_conceptual", "match"]
 
@@ -82,7 +82,7 @@ def _score_entry(entry: Entry, normalised: str, found: Mapping[tuple[str, str], 
         if concept_hits.get(concept):
             score += CONCEPT_WEIGHT * weight
             reasons.append(f"concept {concept} ← {concept_hits[concept][0]!r} (+{CONCEPT_WEIGHT * weight:.1f})")
-    kw = hits(normalised, found.get(("keyword", entry.id), ()))[:MAX_KEYWORDS_COUNTED]
+    kw = longest_first(p.surface for p in found.get(("keyword", entry.id), ()))[:MAX_KEYWORDS_COUNTED]
     if kw:
         score += KEYWORD_WEIGHT * len(kw)
         reasons.append(f"keywords {list(kw)} (+{KEYWORD_WEIGHT * len(kw):.1f})")
@@ -114,15 +114,70 @@ def _term_owners() -> dict[TermPattern, tuple[tuple[str, str], ...]]:
     return {pattern: tuple(keys) for pattern, keys in owners.items()}
 
 
+@dataclass(frozen=True, slots=True)
+class _TermIndex:
+    """The glossary and keyword patterns filed by their first two characters, and who points at each entry."""
+
+    patterns: tuple[TermPattern, ...]  # _term_owners order
+    owners: tuple[tuple[tuple[str, str], ...], ...]  # per pattern
+    by_pair: Mapping[str, tuple[int, ...]]  # first two characters -> pattern numbers (ascending)
+    short: tuple[int, ...]  # one-character patterns: tested on every question
+    by_concept: Mapping[str, frozenset[str]]  # concept -> entry ids weighing it
+    by_gpu: Mapping[str, frozenset[str]]  # catalog id -> entry ids about it
+    by_flag: Mapping[str, frozenset[str]]  # gpu_when property -> entry ids
+
+
+def _entries_by(pairs: list[tuple[str, str]]) -> dict[str, frozenset[str]]:
+    out: dict[str, set[str]] = {}
+    for key, entry_id in pairs:
+        out.setdefault(key, set()).add(entry_id)
+    return {key: frozenset(ids) for key, ids in out.items()}
+
+
+@functools.cache
+def _term_index() -> _TermIndex:
+    owners = _term_owners()
+    patterns = tuple(owners)
+    by_pair: dict[str, list[int]] = {}
+    for number, pattern in enumerate(patterns):
+        if len(pattern.surface) >= 2:
+            by_pair.setdefault(pattern.surface[:2], []).append(number)
+    entries = load_kb().entries.values()
+    return _TermIndex(
+        patterns=patterns,
+        owners=tuple(owners.values()),
+        by_pair={pair: tuple(numbers) for pair, numbers in by_pair.items()},
+        short=tuple(n for n, p in enumerate(patterns) if len(p.surface) < 2),
+        by_concept=_entries_by([(c, e.id) for e in entries for c, _ in e.concepts]),
+        by_gpu=_entries_by([(g, e.id) for e in entries for g in e.gpus]),
+        by_flag=_entries_by([(f, e.id) for e in entries for f in e.gpu_when]),
+    )
+
+
 def _found_by_owner(normalised: str) -> dict[tuple[str, str], list[TermPattern]]:
-    """The patterns found in the text, per owner: each pattern is tested once per question, and a
-    plain substring test comes first (most of the ~1,700 do not occur)."""
+    """The patterns found in the text, per owner, in _term_owners order. Only patterns whose first two
+    characters occur in the text are tested (a few dozen of the ~1,700), then a plain substring test."""
+    index = _term_index()
+    pairs = {normalised[i : i + 2] for i in range(len(normalised) - 1)} & index.by_pair.keys()
+    numbers = sorted({*index.short, *(n for pair in pairs for n in index.by_pair[pair])})
     found: dict[tuple[str, str], list[TermPattern]] = {}
-    for pattern, keys in _term_owners().items():
+    for number in numbers:
+        pattern = index.patterns[number]
         if pattern.surface in normalised and pattern.found_in(normalised):
-            for key in keys:
+            for key in index.owners[number]:
                 found.setdefault(key, []).append(pattern)
     return found
+
+
+def _touched(found: Mapping[tuple[str, str], list[TermPattern]], concept_hits: Mapping[str, tuple[str, ...]],
+             named: set[str], flags: set[str], phrasings: Mapping[str, tuple[float, str]]) -> set[str]:
+    """Entries that can score above zero: every other entry scores 0.0 with no reasons."""
+    index = _term_index()
+    touched = {owner for kind, owner in found if kind == "keyword"}
+    touched.update(*(index.by_concept.get(c, ()) for c, h in concept_hits.items() if h))
+    touched.update(*(index.by_gpu.get(g, ()) for g in named), *(index.by_flag.get(f, ()) for f in flags))
+    touched.update(e for e, (sim, _) in phrasings.items() if sim > PHRASE_FLOOR)
+    return touched
 
 
 def rank(text: str, *, language: str, snapshot: Any) -> tuple[tuple[_Scored, ...], tuple[GpuMention, ...]]:
@@ -131,13 +186,19 @@ def rank(text: str, *, language: str, snapshot: Any) -> tuple[tuple[_Scored, ...
     language = _language(language)
     normalised = normalise_text(text)
     found = _found_by_owner(normalised)
-    concept_hits = {c: hits(normalised, found.get(("concept", c), ())) for c in kb.terms}
+    concept_hits = dict.fromkeys(kb.terms, ())
+    concept_hits.update(
+        {owner: longest_first(p.surface for p in patterns) for (kind, owner), patterns in found.items()
+         if kind == "concept"}
+    )
     mentions = find_gpu_mentions(text, snapshot)
     named = {g for m in mentions for g in m.gpu_ids}
     flags: set[str] = set().union(*(gpu_flags(snapshot.gpus[g]) for g in named if g in snapshot.gpus))
     phrasings = best_phrasings(text, language, fallback=DEFAULT_LANGUAGE, discount=OTHER_LANGUAGE_DISCOUNT)
+    touched = _touched(found, concept_hits, named, flags, phrasings)
     scored = [
         _score_entry(e, normalised, found, concept_hits, named, flags, phrasings.get(e.id, (0.0, "")))
+        if e.id in touched else _Scored(entry_id=e.id, score=0.0, reasons=())
         for e in kb.entries.values()
     ]
     return tuple(sorted(scored, key=lambda s: (-s.score, s.entry_id))), mentions

@@ -22,6 +22,7 @@ class PhrasingIndex:
     phrasings: tuple[str, ...]
     compared: tuple[str, ...]  # compact_text for character-level languages, else normalise_text
     char_level: bool
+    sorted_words: tuple[str, ...] = ()  # each compared text's words sorted (what token_sort_ratio compares)
 
 
 @functools.cache
@@ -35,7 +36,13 @@ def phrasing_index(language: str) -> PhrasingIndex:
         phrasings=tuple(r[1] for r in rows),
         compared=tuple(prepare(r[1]) for r in rows),
         char_level=char_level,
+        sorted_words=() if char_level else tuple(sort_words(prepare(r[1])) for r in rows),
     )
+
+
+def sort_words(text: str) -> str:
+    """The words sorted and joined by one space: token_sort_ratio(a, b) == ratio(sort_words(a), sort_words(b))."""
+    return " ".join(sorted(text.split()))
 
 
 def _scores(query: str, choices: Sequence[str], scorer: Callable[..., float]) -> list[float]:
@@ -51,13 +58,14 @@ def similarities(question: str, index: PhrasingIndex) -> list[float]:
 
     Character-level languages: ratio of the space-less texts. Others: the mean of token_set
     (word overlap) and token_sort (charges for what is missing; token_set alone gives 100 to any
-    one-word question contained in a phrasing).
+    one-word question contained in a phrasing). token_sort is computed as the ratio of the word-sorted
+    texts, with the phrasings' words sorted once at build time (the same score, a third of the work).
     """
     if index.char_level:
         return _scores(compact_text(question), index.compared, fuzz.ratio)
     query = normalise_text(question)
     token_set = _scores(query, index.compared, fuzz.token_set_ratio)
-    token_sort = _scores(query, index.compared, fuzz.token_sort_ratio)
+    token_sort = _scores(sort_words(query), index.sorted_words, fuzz.ratio)  # choices sorted once, not per call
     return [(a + b) / 2.0 for a, b in zip(token_set, token_sort, strict=True)]
 
 

@@ -82,7 +82,12 @@ def compile_term(surface: str) -> TermPattern:
 
 def hits(normalised: str, patterns: Iterable[TermPattern]) -> tuple[str, ...]:
     """Surface forms found in the normalised text, longest first, without forms contained in a longer hit."""
-    found = sorted({p.surface for p in patterns if p.found_in(normalised)}, key=lambda s: (-len(s), s))
+    return longest_first(p.surface for p in patterns if p.found_in(normalised))
+
+
+def longest_first(surfaces: Iterable[str]) -> tuple[str, ...]:
+    """Distinct surface forms already known to occur, longest first, without forms contained in a longer one."""
+    found = sorted(set(surfaces), key=lambda s: (-len(s), s))
     kept: list[str] = []
     for surface in found:
         if not any(surface in longer for longer in kept):

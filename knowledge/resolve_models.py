@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
 Status = Literal["found", "ambiguous", "none"]
 MAX_QUERY_CHARS = 200  # longer text is not a model name
@@ -70,6 +70,8 @@ class ModelIndex:
     exact: Mapping[str, str]  # compact key -> model id
     spelled: tuple[tuple[tuple[str, ...], str], ...]  # (tokens, model id)
     order: Mapping[str, int]
+    # sorted numbers of a spelling -> (its spellings joined without spaces, their model ids), in `spelled` order
+    by_numbers: Mapping[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, models: Mapping[str, _ModelLike], aliases: Iterable[ModelAliasRow]) -> ModelIndex:
@@ -79,7 +81,13 @@ class ModelIndex:
         for text, model_id in texts:
             exact.setdefault(compact_key(normalise_model_name(text)), model_id)
         spelled = tuple(dict.fromkeys((_model_tokens(normalise_model_name(t)), m) for t, m in texts))
-        return cls(exact, spelled, {m: i for i, m in enumerate(models)})
+        groups: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}
+        for key, model_id in spelled:
+            joined, ids = groups.setdefault(_numbers(key), ([], []))
+            joined.append("".join(key))
+            ids.append(model_id)
+        by_numbers = {n: (tuple(joined), tuple(ids)) for n, (joined, ids) in groups.items()}
+        return cls(exact, spelled, {m: i for i, m in enumerate(models)}, by_numbers)
 
     def resolve(self, text: str) -> ModelMatch:
         """Found, ambiguous (`llama 70b`, `qwen 14b`) with candidates, or none."""
@@ -101,13 +109,13 @@ class ModelIndex:
         return self._fuzzy(norm, tokens, text)
 
     def _fuzzy(self, norm: str, tokens: tuple[str, ...], text: str) -> ModelMatch:
-        numbers = sorted(t for t in tokens if t.isdigit())
+        """Spellings with the same numbers only (a typo may not change a size or a version), scored in one
+        batch; those under the cutoff are left out, which cannot change `close` (it keeps none of them)."""
+        joined, ids = self.by_numbers.get(_numbers(tokens), ((), ()))
         best: dict[str, float] = {}
-        for key, model_id in self.spelled:
-            if sorted(t for t in key if t.isdigit()) != numbers:
-                continue  # a typo may not change a size or a version
-            score = fuzz.ratio(compact_key(norm), "".join(key))
-            best[model_id] = max(score, best.get(model_id, 0.0))
+        for _, score, i in process.extract(compact_key(norm), joined, scorer=fuzz.ratio, processor=None,
+                                           score_cutoff=MODEL_FUZZY_CUTOFF, limit=None):
+            best[ids[i]] = max(score, best.get(ids[i], 0.0))
         ranked = sorted(best.items(), key=lambda kv: (-kv[1], self.order[kv[0]]))
         close = [m for m, s in ranked if s >= MODEL_FUZZY_CUTOFF and ranked[0][1] - s < MODEL_FUZZY_MARGIN]
         if len(close) == 1:
@@ -120,6 +128,10 @@ class ModelIndex:
 
 def _model_tokens(norm: str) -> tuple[str, ...]:
     return tuple(_TOKENS.findall(norm))
+
+
+def _numbers(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(sorted(t for t in tokens if t.isdigit()))
 
 
 def _is_subsequence(part: tuple[str, ...], key: tuple[str, ...]) -> bool:
