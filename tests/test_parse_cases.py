@@ -25,9 +25,9 @@ PARAMS_TOLERANCE = 0.15  # "7B" names a 6.74B preset; "70B" a 70.55B one
 MONEY_TOLERANCE = Decimal("0.01")
 
 
-def load_cases() -> list[dict[str, Any]]:
+def load_cases(path: Path = CASES) -> list[dict[str, Any]]:
     cases = []
-    for line_no, line in enumerate(CASES.read_text(encoding="utf-8").splitlines(), 1):
+    for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if line.strip():
             case = json.loads(line)
             case["id"] = f"{case['lang']}-{line_no}"
@@ -51,7 +51,12 @@ def _gpu_label(ask: Ask) -> list[str]:
 
 
 def check_field(ask: Ask, field: str, want: Any) -> bool:
-    """Whether one expected field holds; each rule says how loosely a number may match."""
+    """Whether one expected field holds; each rule says how loosely a number may match.
+
+    An expected `null` means the text does not say it (e.g. "training takes 10 hours" is no deadline).
+    """
+    if want is None:
+        return _got(ask, field) in (None, [])
     if field == "params_b":
         return ask.params_b is not None and abs(ask.params_b - want) <= PARAMS_TOLERANCE * want
     if field == "model":
@@ -77,10 +82,12 @@ def check_field(ask: Ask, field: str, want: Any) -> bool:
     return getattr(ask, field) == want
 
 
-def run_cases(snapshot: Any) -> tuple[list[str], Counter[str], Counter[str], Counter[str], Counter[str]]:
+def run_cases(
+    snapshot: Any, path: Path = CASES
+) -> tuple[list[str], Counter[str], Counter[str], Counter[str], Counter[str]]:
     failures: list[str] = []
     lang_ok, lang_all, field_ok, field_all = Counter[str](), Counter[str](), Counter[str](), Counter[str]()
-    for case in load_cases():
+    for case in load_cases(path):
         ask = parse(case["text"], snapshot=snapshot)
         expect = {"language": case["lang"], **case["expect"]}
         wrong = [f for f, want in expect.items() if not check_field(ask, f, want)]
@@ -100,11 +107,27 @@ def _got(ask: Ask, field: str) -> Any:
         return _gpu_label(ask)
     if field == "model":
         return ask.model.model_id if ask.model else None
-    if field.startswith("budget") or field == "qualitative":
-        return ask.budget
+    if field == "budget_total":
+        return ask.budget.usd_total
+    if field == "budget_per_hour":
+        return ask.budget.usd_per_hour
+    if field == "qualitative":
+        return ask.budget.qualitative
     if field == "clarify":
         return ask.clarifications
     return getattr(ask, field)
+
+
+def print_accuracy(title: str, failures: list[str], lang_ok: Counter[str], lang_all: Counter[str],
+                   field_ok: Counter[str], field_all: Counter[str]) -> None:
+    print(f"\n{title} by language (cases with every field right):")
+    for lang in sorted(lang_all):
+        print(f"  {lang:8} {lang_ok[lang]:4}/{lang_all[lang]:<4} {100 * lang_ok[lang] / lang_all[lang]:5.1f}%")
+    print(f"{title} by field:")
+    for f in sorted(field_all):
+        print(f"  {f:16} {field_ok[f]:4}/{field_all[f]:<4} {100 * field_ok[f] / field_all[f]:5.1f}%")
+    for line in failures:
+        print("  FAIL", line)
 
 
 def test_case_table_has_enough_real_requests() -> None:
@@ -118,14 +141,7 @@ def test_case_table_has_enough_real_requests() -> None:
 def test_case_table(catalog_snapshot: Any, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
     failures, lang_ok, lang_all, field_ok, field_all = run_cases(catalog_snapshot)
     with capsys.disabled():
-        print("\nparse accuracy by language (cases with every field right):")
-        for lang in sorted(lang_all):
-            print(f"  {lang:8} {lang_ok[lang]:4}/{lang_all[lang]:<4} {100 * lang_ok[lang] / lang_all[lang]:5.1f}%")
-        print("parse accuracy by field:")
-        for f in sorted(field_all):
-            print(f"  {f:16} {field_ok[f]:4}/{field_all[f]:<4} {100 * field_ok[f] / field_all[f]:5.1f}%")
-        for line in failures:
-            print("  FAIL", line)
+        print_accuracy("parse accuracy", failures, lang_ok, lang_all, field_ok, field_all)
     assert not failures, f"{len(failures)} cases misread (listed above)"
 
 
