@@ -72,6 +72,7 @@ class ModelIndex:
     order: Mapping[str, int]
     # sorted numbers of a spelling -> (its spellings joined without spaces, their model ids), in `spelled` order
     by_numbers: Mapping[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
+    words: tuple[frozenset[str], ...] = ()  # each spelling's tokens as a set, in `spelled` order (build fills it)
 
     @classmethod
     def build(cls, models: Mapping[str, _ModelLike], aliases: Iterable[ModelAliasRow]) -> ModelIndex:
@@ -87,7 +88,8 @@ class ModelIndex:
             joined.append("".join(key))
             ids.append(model_id)
         by_numbers = {n: (tuple(joined), tuple(ids)) for n, (joined, ids) in groups.items()}
-        return cls(exact, spelled, {m: i for i, m in enumerate(models)}, by_numbers)
+        words = tuple(frozenset(key) for key, _ in spelled)
+        return cls(exact, spelled, {m: i for i, m in enumerate(models)}, by_numbers, words)
 
     def resolve(self, text: str) -> ModelMatch:
         """Found, ambiguous (`llama 70b`, `qwen 14b`) with candidates, or none."""
@@ -101,7 +103,11 @@ class ModelIndex:
             return ModelMatch("found", text, model_id)
         tokens = _model_tokens(norm)
         if any(t.isalpha() and t != "b" for t in tokens):
-            ids = self._sorted({m for key, m in self.spelled if _is_subsequence(tokens, key)})
+            need = set(tokens)  # a subsequence's tokens are all in the key: a set test first, in C
+            ids = self._sorted(
+                {m for (key, m), words in zip(self.spelled, self.words, strict=True)
+                 if need <= words and _is_subsequence(tokens, key)}
+            )
             if len(ids) == 1:
                 return ModelMatch("found", text, ids[0])
             if 1 < len(ids) <= MAX_CANDIDATES:
