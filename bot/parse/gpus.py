@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from bot.parse.anchors import anchors, has_any, has_digit
 from bot.parse.ask import GpuMention
 from bot.parse.lookup import resolve_gpu
+from bot.parse.nodes import Nodes, find_nodes
 from bot.parse.numbers import count_value
 from bot.parse.vocabulary import Vocabulary, phrase_regex
 
@@ -42,6 +43,7 @@ class GpuFound:
     mentions: tuple[GpuMention, ...]
     loose_count: int | None
     spans: tuple[tuple[int, int], ...]
+    nodes: Nodes | None = None  # set when counts were multiplied by a number of machines
 
 
 @functools.lru_cache(maxsize=1)
@@ -91,7 +93,22 @@ def find_gpus(text: str, snapshot: Snapshot, vocabulary: Vocabulary) -> GpuFound
         mentions.append(
             GpuMention(match.status, match.gpu_id, name, tuple(match.candidates), count, query)
         )
-    return GpuFound(_merge(mentions), _loose_count(text, spans, patterns, vocabulary), tuple(spans))
+    nodes = find_nodes(text, vocabulary.count_words)
+    if nodes is not None:
+        spans.append(nodes.span)
+    loose = _loose_count(text, spans, patterns, vocabulary)
+    merged = _merge(mentions)
+    if nodes is None or not nodes.per_node or not (loose or any(m.count for m in merged)):
+        return GpuFound(merged, loose, tuple(spans))
+    return GpuFound(_times(merged, nodes.count), loose * nodes.count if loose else None, tuple(spans), nodes)
+
+
+def _times(mentions: tuple[GpuMention, ...], nodes: int) -> tuple[GpuMention, ...]:
+    """Per-machine counts times the number of machines ("2 nodes of 8 H100" is 16 H100)."""
+    return tuple(
+        GpuMention(m.status, m.gpu_id, m.name, m.candidates, m.count * nodes, m.query) if m.count else m
+        for m in mentions
+    )
 
 
 def _count_near(

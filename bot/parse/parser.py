@@ -82,6 +82,8 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
     dataset = find_dataset(rest, vocab)
     found_gpus = gpus.mentions
     gpu_count = _gpu_count(found_gpus, gpus.loose_count, values.get("gpus"))
+    if gpus.nodes is not None and gpu_count:
+        assumed["gpu_count"] = f"{gpus.nodes.count} machines x {gpu_count // gpus.nodes.count} GPUs = {gpu_count}"
     spot = _spot(rest, vocab)
     objective = vocab.objectives.first(rest)
     deadline = find_deadline_hours(rest, vocab)
