@@ -37,8 +37,53 @@ def route_ask(ask: Any, *, snapshot: Any, language: str, now: datetime,
     if intent == "explain":
         return _explain(ask, snapshot=snapshot, lang=lang, now=now, previous=previous)
     if intent == "advise" and (_has_workload(ask) or previous):
-        return _advise(ask, snapshot=snapshot, lang=lang, now=now, previous=previous)
+        return _advise(ask, snapshot=snapshot, lang=lang, now=now, previous=previous,
+                       extra_sections=_why_sections(ask, snapshot, lang))
     return help_reply(lang, ask.text if text.strip() else "", ask)
+
+
+def carries_workload(ask: Any) -> bool:
+    """Whether a question carries a real workload, the only thing a recommendation (a whole-catalog run) is for.
+
+    A real workload is a model or a parameter count, plus a training method or the person asking which GPU
+    (the parser's `advise` intent). A GPU, a GPU count, spot, or a bare "training" (which the parser reads as
+    the default method) is context for a knowledge answer, not a workload: "the 4090 has no NVLink, how slow
+    is training on two?" gets the knowledge card alone, whose text already uses the 4090's catalog facts.
+    """
+    sized = (ask.model is not None and ask.model.model_id is not None) or ask.params_b is not None
+    return sized and (ask.method is not None or ask.intent == "advise")
+
+
+def asks_why(ask: Any) -> bool:
+    """Whether the text has the parser's `explain` cue ("why", "为什么", ...), e.g. beside a which-GPU request."""
+    from bot.parse.text import clean_text
+    from bot.parse.vocabulary import load_vocabulary
+
+    text, _ = clean_text(ask.text)  # the parser matches its cue phrases on this normalised text
+    return any(cue == "explain" for cue, _, _ in load_vocabulary().intents.find(text))
+
+
+def _why_sections(ask: Any, snapshot: Any, lang: str) -> tuple[str, ...]:
+    """The knowledge answer shown above a recommendation when a workload question also asks why, else ()."""
+    from bot.render.advice_build import knowledge_section
+
+    if not (carries_workload(ask) and asks_why(ask)):
+        return ()
+    result = _kb_match(ask, snapshot, lang)
+    if result is None or result.status != "answer" or result.entry is None:
+        return ()
+    return (knowledge_section(result.entry),)
+
+
+def _kb_match(ask: Any, snapshot: Any, lang: str) -> Any | None:
+    """The knowledge base's match for the question, or None when it fails (logged; the rest still answers)."""
+    from knowledge.kb import match
+
+    try:
+        return match(ask.text, language=lang, snapshot=snapshot)
+    except Exception:  # a broken knowledge base must not cost the user the rest of the answer
+        log.exception("knowledge base match failed; answering without it")
+        return None
 
 
 def _has_workload(ask: Any) -> bool:
@@ -166,28 +211,24 @@ def _advise(ask: Any, *, snapshot: Any, lang: str, now: datetime, previous: Mapp
 
 
 def _explain(ask: Any, *, snapshot: Any, lang: str, now: datetime, previous: Mapping[str, Any] | None) -> Any:
+    """A conceptual question: the knowledge card; with a recommendation too only when it carries a workload."""
     from bot.answer import help_reply, reply_from
     from bot.render.advice_build import knowledge_section
-    from knowledge.kb import match
 
-    try:
-        result = match(ask.text, language=lang, snapshot=snapshot)
-    except Exception:  # a broken knowledge base must not cost the user the rest of the answer
-        log.exception("knowledge base match failed; answering without it")
-        return _advise(ask, snapshot=snapshot, lang=lang, now=now, previous=previous) if _has_workload(ask) \
-            else help_reply(lang, ask.text, ask)
-    if result.status == "answer" and result.entry is not None and _has_model(ask):
+    workload = carries_workload(ask)
+    result = _kb_match(ask, snapshot, lang)
+    entry = result.entry if result is not None and result.status == "answer" else None
+    if entry is not None and workload:
         return _advise(ask, snapshot=snapshot, lang=lang, now=now, previous=previous,
-                       extra_sections=(knowledge_section(result.entry),))
-    if result.status == "answer" and result.entry is not None:
-        e = result.entry
-        view = KnowledgeView(e.title, e.text, e.facts, e.sources, e.related, question=ask.text)
+                       extra_sections=(knowledge_section(entry),))
+    if entry is not None:
+        view = KnowledgeView(entry.title, entry.text, entry.facts, entry.sources, entry.related, question=ask.text)
         return reply_from(render_card("knowledge", view, lang), ask=ask)
-    if result.status == "choose" and result.alternatives:
+    if result is not None and result.status == "choose" and result.alternatives:
         related = tuple((o.entry_id, o.title) for o in result.alternatives)
         view = KnowledgeView("", "", related=related, choose=True, question=ask.text)
         return reply_from(render_card("knowledge", view, lang), ask=ask)
-    if _has_workload(ask):
+    if workload:
         return _advise(ask, snapshot=snapshot, lang=lang, now=now, previous=previous)
     return help_reply(lang, ask.text, ask)
 
