@@ -40,6 +40,7 @@ NOISE_WORDS = frozenset(
     | {"nvida", "nvdia", "nivida", "nvidea", "nvidai", "gefore", "gforce"}  # common misspellings
 )
 VARIANT_SUFFIXES = frozenset({"ti", "super", "xt", "xtx"})  # "4080" is not the "4080 super"
+VARIANT_MARKERS = VARIANT_SUFFIXES | {"d", "s", "a"}  # "4090 D", "MI300 A": a different part
 GPU_WORDS = frozenset({"gpu", "gpus"})  # dropped unless first ("gpu_1x_a100" is a Lambda instance)
 # GCP accelerator types (nvidia-tesla-a100 = the 40 GB part) are exact identifiers: kept as written.
 _GCP_ID = re.compile(r"nvidia(?:-[a-z0-9]+)+")
@@ -48,14 +49,22 @@ _PCIE = re.compile(r"\bpci (?:e|express)\b")
 _SXM = re.compile(r"\bsxm\d\b")
 _O_FOR_ZERO = re.compile(r"(?<=\d)o+(?=\d|\s|$)")  # "A10O", "h1OO", "rtx 4o90"
 _SUPER = re.compile(r"\b(\d{4})s\b")  # "4080S" is the 4080 SUPER
-_MEMORY = re.compile(r"\b(\d+)\s*(?:gb|gib|g)\b")
+_MEMORY = re.compile(r"\b(\d+)\s*(?:gb|gib|gi|g)\b")
 _TOKENS = re.compile(r"[a-z]+|\d+")
 _MEM_TOKEN = re.compile(r"^(\d+)gb$")
 _FORM_HINTS = {"pcie": "pcie", "pci": "pcie", "sxm": "sxm", "nvl": "nvl", "nvlink": "sxm"}  # words in instance names
 _COUNT_WORDS = {"single": 1, "one": 1, "dual": 2, "two": 2, "twin": 2, "quad": 4, "four": 4, "eight": 8, "octo": 8}
 _COUNT_PREFIX = re.compile(r"^(\d{1,4})\s*x\s*(.+)$")
-_COUNT_SUFFIX = re.compile(r"^(.+?)(?:\s+x\s*|(?<=\d)x)(\d{1,4})$")  # "h100 x8", "h100x8", not "rtx 4090"
+_COUNT_X_FIRST = re.compile(r"^x\s*(\d{1,4})\s+(.+)$")  # "x8 h100"
+_COUNT_SUFFIX = re.compile(r"^(.+?)(?:\s+x\s*|(?<=[0-9a-z])x)(\d{1,4})$")  # "h100 x8", "80gx8", not "rtx 4090"
+_COUNT_SUFFIX_X = re.compile(r"^(.+?)\s+(\d{1,4})\s*x$")  # "h100 8x", "l40s 48gb 4x"
 _COUNT_BARE = re.compile(r"^(\d{1,2})\s+([a-z].*)$")
+_SYSTEM_WORDS = frozenset({"dgx", "hgx"})  # DGX/HGX H100, A100, B200: 8 GPUs (nvidia.com DGX datasheets)
+_ABBREVIATIONS = {"q": "quadro"}  # vast.ai writes "Q RTX 6000" for the Quadro RTX 6000
+_MODEL_WORD = re.compile(r"[a-z]*\d{2,}[a-z]*")  # "mi250", "4090", "h100": names a model
+_OCI_SHAPE = re.compile(r"^((?:bm|vm) (?:gpu )?.+?) (\d{1,2})()$")  # OCI shapes end in the GPU count: BM.GPU.L40S-NC.4
+_COUNT_MIDDLE = re.compile(r"^([a-z]+\d+[a-z]*) (\d) (\d+gb)$")  # Scaleway "L40S-4-48G": model, count, memory
+_COUNT_WORD = re.compile(r"(\d{1,3})(?:x|gpus?)|x(\d{1,3})")
 
 
 def normalise_gpu_name(text: str) -> str:
@@ -65,7 +74,7 @@ def normalise_gpu_name(text: str) -> str:
     `sxm4`/`sxm5` to `sxm`, a letter O between digits to zero, `80G`/`80 GiB` to `80gb`. GCP
     accelerator ids (`nvidia-tesla-a100`) are returned as written. Idempotent.
     """
-    s = unicodedata.normalize("NFKC", text).casefold().strip().replace("×", "x")
+    s = unicodedata.normalize("NFKC", text).casefold().strip().replace("×", "x").replace("*", "x")
     if _GCP_ID.fullmatch(s):
         return s
     words = _NON_ALNUM.sub(" ", s).split()
@@ -131,6 +140,7 @@ class GpuIndex:
     family_keys: tuple[tuple[tuple[str, ...], str], ...]  # (tokens, gpu id) for family and fuzzy
     fuzzy_keys: tuple[tuple[str, str], ...]  # (compact key, gpu id)
     vocabulary: frozenset[str]  # every token of every spelling
+    phrases: tuple[tuple[tuple[str, ...], str], ...] = ()  # (words of a spelling with a model number, gpu id)
     _cache: dict[object, GpuMatch] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -156,7 +166,9 @@ class GpuIndex:
         family = tuple(dict.fromkeys((name_tokens(n), g) for n, g in spelled))
         fuzzy_keys = tuple(dict.fromkeys((compact_key(n), g) for n, g in spelled))
         vocabulary = frozenset(t for key, _ in family for t in key)
-        return cls(dict(gpus), keyed, {k: frozenset(v) for k, v in bags.items()}, family, fuzzy_keys, vocabulary)
+        phrases = tuple(dict.fromkeys((tuple(n.split()), g) for n, g in spelled if re.search(r"\d", n)))
+        bag_sets = {k: frozenset(v) for k, v in bags.items()}
+        return cls(dict(gpus), keyed, bag_sets, family, fuzzy_keys, vocabulary, phrases)
 
     def resolve(self, name: str) -> GpuMatch:
         """Resolve a GPU name as a person or a cloud writes it (cached per query text)."""
@@ -173,20 +185,51 @@ class GpuIndex:
         norm = normalise_gpu_name(name)
         if not norm:
             return GpuMatch("none", name)
-        for text in dict.fromkeys((norm, self.known_words(norm))):  # then without words no spelling uses
-            if not text:
-                continue
-            found = self._lookup(text, name)
+        for text in self.readings(name, norm):
+            found = self._read(text, name)
             if found is not None:
                 return found
-            split = split_count(text)
-            inner = self._lookup(split[1], name) if split else None
-            if split and inner is not None:
-                return _with_count(inner, split[0])
         split = split_count(norm)
         if split is not None:
             return _with_count(self._fuzzy(split[1], name), split[0])
         return self._fuzzy(norm, name)
+
+    def readings(self, name: str, norm: str) -> list[str]:
+        """Ways to read the name, most literal first: as written, hyphens as spaces, plural `s` dropped,
+        `Q RTX` as Quadro, numbers after the model (vCPU, RAM in instance names) dropped."""
+        loose = normalise_gpu_name(name.replace("-", " ")) if _GCP_ID.fullmatch(norm) else norm
+        raw = name.replace("-", " ") if loose != norm else name
+        words = [self._singular(w) for w in _NON_ALNUM.sub(" ", unicodedata.normalize("NFKC", raw).casefold()).split()]
+        singular = normalise_gpu_name(" ".join(words))
+        expanded = " ".join(_ABBREVIATIONS.get(w, w) for w in singular.split())
+        return list(dict.fromkeys((norm, loose, singular, expanded, _drop_trailing_numbers(expanded))))
+
+    def _singular(self, word: str) -> str:
+        """`3090s`, `h100s` -> `3090`, `h100` unless the word with its `s` is a spelling (`l40s`)."""
+        if re.fullmatch(r"[a-z]*\d+s", word) and word not in self.exact:
+            return word[:-1]
+        return word
+
+    def _read(self, text: str, query: str) -> GpuMatch | None:
+        """Lookup of the text, then of its parts after a count is split off (`8x`, `dual`, `DGX` = 8)."""
+        count, rest = None, text
+        words = text.split()
+        if any(w in _SYSTEM_WORDS for w in words):
+            count, rest = 8, " ".join(w for w in words if w not in _SYSTEM_WORDS)
+        tries = [(count, rest)]
+        split = split_count(rest)
+        if split is not None:
+            tries.append((split[0] * (count or 1), normalise_gpu_name(split[1])))
+        order = [tries[0], *tries[1:], *((n, self.known_words(p)) for n, p in tries[1:]), (count, self.known_words(rest))]
+        for n, candidate in order:  # a written count beats a reading that ignores it
+            found = self._lookup(candidate, query) if candidate else None
+            if found is not None:
+                return _with_count(found, n) if n else found
+        for n, part in tries:
+            found = self._covering(part, query)
+            if found is not None:
+                return _with_count(found, n) if n else found
+        return None
 
     def _lookup(self, norm: str, query: str) -> GpuMatch | None:
         """Exact key, order-free tokens, then the family of GPUs spelled with these tokens."""
@@ -199,6 +242,44 @@ class GpuIndex:
             return GpuMatch("found", query, next(iter(bag)), method="alias")
         return self._family(tokens, query)
 
+    def _covering(self, text: str, query: str) -> GpuMatch | None:
+        """A longer name that contains a whole spelling: `MSI RTX 4090 Suprim X`, `V100-PCIE-32GB`.
+
+        Refused when a variant word follows the model (`4090 D`, `7900 XT`), when another model
+        number is in the text, or when a memory size does not fit the GPU.
+        """
+        words = text.split()
+        best: dict[str, int] = {}
+        for phrase, gpu_id in self.phrases:
+            if len(phrase) < len(words) and len(phrase) >= best.get(gpu_id, 0) and self._covers(phrase, words, gpu_id):
+                best[gpu_id] = len(phrase)
+        if not best:
+            return None
+        longest = max(best.values())
+        return self._pick([g for g in self.gpus if best.get(g) == longest], query, "contains")
+
+    def _covers(self, phrase: tuple[str, ...], words: list[str], gpu_id: str) -> bool:
+        positions, i = [], 0
+        for part in phrase:
+            while i < len(words) and words[i] != part:
+                i += 1
+            if i == len(words):
+                return False
+            positions.append(i)
+            i += 1
+        for j, word in enumerate(words):
+            if j in positions:
+                continue
+            if j - 1 in positions and word in VARIANT_MARKERS:
+                return False
+            if (m := _MEM_TOKEN.match(word)) and not _vram_matches(self.gpus[gpu_id], int(m.group(1))):
+                return False
+            if _MODEL_WORD.fullmatch(word) and not _MEM_TOKEN.match(word):
+                other = self._lookup(word, "")
+                if other is None or other.gpu_id != gpu_id:
+                    return False
+        return True
+
     def _family(self, tokens: tuple[str, ...], query: str) -> GpuMatch | None:
         memory = [int(m.group(1)) for t in tokens if (m := _MEM_TOKEN.match(t))]
         core = tuple(t for t in tokens if not _MEM_TOKEN.match(t))
@@ -208,19 +289,22 @@ class GpuIndex:
         ids = list(dict.fromkeys(gid for _, gid in containing))
         if not ids or len(ids) > MAX_FAMILY:
             return None
+        suggest = tuple(dict.fromkeys(gid for _, gid in containing))[:MAX_SUGGESTIONS]
+        # "3090" means the 3090, not the 3090 Ti; "4070" is none of 4070 Ti / SUPER (a card not in the catalog)
+        upgraded = {g for g in ids if all(_followed_by_variant(k, core) for k, gid in containing if gid == g)}
+        ids = [g for g in ids if g not in upgraded]
         if memory:
             ids = [g for g in ids if _vram_matches(self.gpus[g], memory[0])]
-            if not ids:
-                return GpuMatch("none", query, suggestions=tuple(dict.fromkeys(gid for _, gid in containing))[:MAX_SUGGESTIONS])
-        else:  # "3090" means the 3090, not the 3090 Ti: drop variants named only with an upgrade suffix
-            upgraded = {g for g in ids if all(_followed_by_variant(k, core) for k, gid in containing if gid == g)}
-            ids = [g for g in ids if g not in upgraded] or ids
+        if not ids:
+            return GpuMatch("none", query, suggestions=suggest)
         return self._pick(ids, query, "memory" if memory else "family")
 
     def known_words(self, norm: str) -> str:
         """The query without words whose tokens no catalog spelling uses (count words kept)."""
         vocab = self.vocabulary
         keep = [w for w in norm.split() if w in _COUNT_WORDS or re.fullmatch(r"\d+x?|x", w) or set(name_tokens(w)) <= vocab]
+        if any(w in VARIANT_MARKERS for w in norm.split() if w not in keep):
+            return ""  # "rtx 4090 d": the dropped word names another part
         return " ".join(keep) if any(re.search(r"[a-z]\d|\d\d\d", w) for w in keep) else ""
 
     def family_ids(self, norm: str) -> list[str]:
@@ -268,6 +352,15 @@ class GpuIndex:
         return sorted(best.items(), key=lambda kv: (-kv[1], order[kv[0]]))
 
 
+def _drop_trailing_numbers(norm: str) -> str:
+    """`4x rtx4090 43 181` -> `4x rtx4090`: bare numbers after a model word (vCPUs, RAM) say nothing."""
+    words = norm.split()
+    first = next((i for i, w in enumerate(words) if re.search(r"[a-z]\d|\d[a-z]", w) and not _MEM_TOKEN.match(w)), None)
+    if first is None:
+        return norm
+    return " ".join(w for i, w in enumerate(words) if i <= first or not w.isdigit())
+
+
 def _contains(key: tuple[str, ...], part: tuple[str, ...]) -> bool:
     n = len(part)
     return any(key[i : i + n] == part for i in range(len(key) - n + 1))
@@ -299,15 +392,33 @@ def _with_count(match: GpuMatch, count: int) -> GpuMatch:
 
 
 def split_count(norm: str) -> tuple[int, str] | None:
-    """`2x 4090`, `8 x h100`, `h100 x8`, `dual 3090`, `4 a100` -> (count, rest); None if no count."""
+    """`2x 4090`, `8 x h100`, `h100 x8`, `h100 8x`, `dual 3090`, `4 a100`, `gpu 8gpu` -> (count, rest)."""
     words = norm.split()
     if len(words) > 1 and words[0] in _COUNT_WORDS:
         return _COUNT_WORDS[words[0]], " ".join(words[1:])
-    for pattern, count_group, rest_group in ((_COUNT_PREFIX, 1, 2), (_COUNT_SUFFIX, 2, 1), (_COUNT_BARE, 1, 2)):
+    patterns = ((_COUNT_PREFIX, 1, 2), (_COUNT_X_FIRST, 1, 2), (_COUNT_SUFFIX, 2, 1), (_COUNT_SUFFIX_X, 2, 1), (_COUNT_BARE, 1, 2))
+    for pattern, count_group, rest_group in patterns:
         m = pattern.match(norm)
-        if m and 1 <= int(m.group(count_group)) <= MAX_COUNT and m.group(rest_group).strip():
-            return int(m.group(count_group)), m.group(rest_group).strip()
-    return None
+        if not m or not m.group(rest_group).strip() or not 1 <= int(m.group(count_group)) <= MAX_COUNT:
+            continue
+        count, rest = m.group(count_group), m.group(rest_group).strip()
+        if rest.isdigit() and len(count) > len(rest):  # "3090 x2": the count is the short number
+            continue
+        return int(count), rest
+    m = _OCI_SHAPE.match(norm) or _COUNT_MIDDLE.match(norm)
+    if m:
+        return int(m.group(2)), f"{m.group(1)} {m.group(3)}".strip()
+    return _count_word(words)
+
+
+def _count_word(words: list[str]) -> tuple[int, str] | None:
+    """One count word inside an instance name: `8gpu`, `2x`, `x4` between other words."""
+    hits = [(i, m) for i, w in enumerate(words) if (m := _COUNT_WORD.fullmatch(w))]
+    if len(hits) != 1 or len(words) < 2:
+        return None
+    i, m = hits[0]
+    count = int(m.group(1) or m.group(2))
+    return (count, " ".join(words[:i] + words[i + 1 :])) if 1 <= count <= MAX_COUNT else None
 
 
 def resolve_cloud_accelerator(
