@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 MAX_GPU_SPANS = 6  # more names than this in one message is a pasted table, not a question
 MAX_COUNT = 1024
 _VENDOR = r"(?:(?:nvidia|geforce|tesla|amd|radeon|instinct|intel|habana|quadro)\s?)*"
-_MEMORY = r"(?:[\s-]?(?:sxm\d?|pcie|nvl|\(?\d{2,3}\s?g(?:b|ib)?\)?))"
+# "80gb", "(40g)", "80 go" (French), "de 80gb" / "mit 80gb" (the connector is dropped before lookup).
+_MEMORY = r"(?:[\s-]?(?:sxm\d?|pcie|nvl|(?:(?:de|with|mit|con|avec|với)\s)?\(?\d{2,3}\s?g(?:b|ib|o)?\)?))"
+_CONNECTOR = re.compile(r"\s(?:de|with|mit|con|avec|với)(?=\s\(?\d)")
 _NAMES = (
     r"rtx\s?pro\s?\d{4}(?:\s?blackwell)?",
     r"rtx\s?a?\d{4}(?:\s?(?:ada(?:\s?generation)?|ti\s?super|ti|super))?",
@@ -54,7 +56,7 @@ def _patterns(vocab_id: int, counts: tuple[str, ...], units: tuple[str, ...]) ->
     name = "|".join(_NAMES)
     return {
         "gpu": re.compile(
-            rf"(?:(?<=\dx)|(?<![a-z0-9]))(?:{_INSTANCE}|{_VENDOR}(?:{name}))s?(?![a-z0-9])"
+            rf"(?:(?<=\dx)|(?<![a-z0-9]))(?:{_INSTANCE}|{_VENDOR}(?:{name}))s?(?![a-z0-9](?<!x)|x[a-z])"
         ),
         "before": re.compile(rf"(?<![a-z0-9.])(?<!\d,)({number})\s?(?:x|\*|{unit})?\s?(?:of\s|de\s|の)?$"),
         "after": re.compile(
@@ -81,10 +83,11 @@ def find_gpus(text: str, snapshot: Snapshot, vocabulary: Vocabulary) -> GpuFound
     for m in patterns["gpu"].finditer(text) if names else ():
         if len(mentions) >= MAX_GPU_SPANS:
             break
-        query = m.group(0).strip()
+        query = _CONNECTOR.sub("", m.group(0).strip()).replace(" go", "gb")
         match = resolve_gpu(snapshot.gpu_index, query)
-        if match.status == "none" and query.endswith("s"):  # "a100s", "3090s"; "l40s" resolves as is
-            match = resolve_gpu(snapshot.gpu_index, query[:-1])
+        if match.status != "found" and query.endswith("s"):  # "a100s", "4090s"; "l40s" resolves as is
+            plural = resolve_gpu(snapshot.gpu_index, query[:-1])
+            match = plural if plural.status == "found" or match.status == "none" else match
         count, used = _count_near(text, m.start(), m.end(), patterns, vocabulary)
         count = count or match.count
         spans.append((used[0], used[1]))
