@@ -18,6 +18,21 @@ _BARE_DAYS_ANCHORS = (
     "day", "week", "天", "星期", "周", "週", "일간", "日間", "días", "dias", "tag", "woche", "jour", "ngày", "tuần",
 )
 
+# A time after "takes about" / before "걸리는" is how long the run lasts, not the time available.
+_RUN_LENGTH_BEFORE = re.compile(
+    r"(?:takes?|took|taking|lasts?|will take|would take|runs? for|dauert|dauerte|tarda|tardó|lleva|prend|"
+    r"prendra|dure|dura|durará|dauern|mất|hết|耗时|耗時|花了|跑了|需要|要跑|要花)\s?"
+    r"(?:about|around|roughly|approx\.?|approximately|like|~|etwa|ca\.|circa|unos|unas|aproximadamente|"
+    r"environ|à peu près|khoảng|chừng|大概|大约|大約|约|約)?\s?$"
+)
+_RUN_LENGTH_AFTER = re.compile(r"^\s?(?:정도|쯤|くらい|ぐらい|程度|左右)?\s?(?:걸리|걸려|걸릴|かか)")
+
+
+def is_run_length(text: str, start: int, end: int) -> bool:
+    """Whether the time at text[start:end] says how long training lasts ("takes about 10 hours")."""
+    return bool(_RUN_LENGTH_BEFORE.search(text[max(0, start - 24) : start])
+                or _RUN_LENGTH_AFTER.match(text[end : end + 8]))
+
 
 @functools.lru_cache(maxsize=1)
 def _patterns(
@@ -52,10 +67,10 @@ def find_deadline_hours(text: str, vocabulary: Vocabulary) -> float | None:
     if not has_digit(text):
         return None
     m = compact.search(text) if "h" in text else None
-    if m:
+    if m and not is_run_length(text, m.start(), m.end()):
         return float(m.group(1))
     m = _BARE_DAYS.search(text) if has_any(text, _BARE_DAYS_ANCHORS) else None
-    if m:
+    if m and not is_run_length(text, m.start(), m.end()):
         weeks = m.group(2) in ("week", "weeks", "星期", "周", "週", "woche", "wochen", "tuần")
         return float(m.group(1)) * (168 if weeks else 24)
     return None
