@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -143,10 +144,33 @@ def _params_b(
         params_b = sizes[0].params_b
         if sizes[0].experts:
             assumed["params_b"] = f"{sizes[0].experts} experts: read as at most {params_b:g}B total"
+        options = _alternatives(sizes, text)
+        if len(options) > 1:
+            params_b = max(s.params_b for s in options)
+            sizes = [s for s in sizes if s.params_b != params_b]
+            assumed["params_b"] = f"sized for the largest of {' / '.join(f'{s.params_b:g}B' for s in options)}"
     for extra in sizes[1:]:
         if abs(extra.params_b - (params_b or 0)) > 0.01:
             ignored.append(f"{text[extra.start:extra.end].strip()} (one model size per question)")
     return params_b
+
+
+# Two sizes joined by one of these words are options for one question ("7B or 13B", "7B和13B", "7Bと13B").
+_OR = re.compile(
+    r"\s?(?:,|/|or|and|vs\.?|versus|和|跟|与|與|或|或者|还是|還是|랑|이랑|과|와|나|이나|と|か|や|o|y|u|oder|und|ou|et|"
+    r"hoặc|và|hay)\s?(?:a|an|un|una|une|ein|eine|einem|einen)?\s?$"
+)
+
+
+def _alternatives(sizes: list[SizeMention], text: str) -> list[SizeMention]:
+    """The first size and those chained to it by "or"/"and"/"vs" words (at most a short gap)."""
+    chain = [sizes[0]]
+    for size in sizes[1:]:
+        gap = text[chain[-1].end : size.start]
+        if len(gap) > 12 or not _OR.match(gap.replace("model", "").replace("모델", "")):
+            break
+        chain.append(size)
+    return chain
 
 
 def _has_money(budget: Budget) -> bool:
