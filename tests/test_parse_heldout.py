@@ -18,9 +18,12 @@ from test_parse_cases import load_cases, print_accuracy, run_cases
 
 HELDOUT = Path(__file__).parent / "cases" / "parse_heldout.jsonl"
 LANGS = ("en", "zh-Hans", "zh-Hant", "ko", "ja", "es", "de", "fr", "vi")
-# Whole-case and per-field floors at the level reached (see the printed table); raise, never lower.
-CASE_FLOOR = 0.0
-FIELD_FLOOR = 0.0
+# Floors at the level reached (see the printed table); raise, never lower.
+# Before the parser changes (b719d51): 80/101 cases, 398/421 fields. After: 100/101, 420/421.
+# Still missed, kept as written: vi "context 8k, batch size 4, LoRA gemma 2 9b" has no Vietnamese
+# word at all (only English/tech words), so it reads as English; the row over-asks, it is not edited.
+MIN_CASES_RIGHT = 100
+MIN_FIELDS_RIGHT = 420
 
 
 def test_heldout_table_shape() -> None:
@@ -34,7 +37,8 @@ def test_heldout_accuracy(catalog_snapshot: Any, capsys: pytest.CaptureFixture[s
     failures, lang_ok, lang_all, field_ok, field_all = run_cases(catalog_snapshot, HELDOUT)
     with capsys.disabled():
         print_accuracy("held-out parse accuracy", failures, lang_ok, lang_all, field_ok, field_all)
-    cases = sum(lang_all.values())
-    fields = sum(field_all.values())
-    assert sum(lang_ok.values()) / cases >= CASE_FLOOR, f"{len(failures)} of {cases} held-out cases misread"
-    assert sum(field_ok.values()) / fields >= FIELD_FLOOR
+    cases, fields = sum(lang_all.values()), sum(field_all.values())
+    with capsys.disabled():
+        print(f"  total: {sum(lang_ok.values())}/{cases} cases, {sum(field_ok.values())}/{fields} fields")
+    assert sum(lang_ok.values()) >= MIN_CASES_RIGHT, f"{len(failures)} of {cases} held-out cases misread"
+    assert sum(field_ok.values()) >= MIN_FIELDS_RIGHT, "held-out field accuracy fell (misses listed above)"
