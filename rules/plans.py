@@ -62,15 +62,16 @@ def _applicable(switch: str, setup: Setup) -> bool:
     return not setup.offload
 
 
-def switch_ladders(setup: Setup, allowed: frozenset[str]) -> list[tuple[str, ...]]:
-    """(), then switches added one at a time in SWITCH_ORDER, only those allowed and applicable."""
-    ladders: list[tuple[str, ...]] = [()]
+def ladder_setups(setup: Setup, allowed: frozenset[str]) -> list[tuple[tuple[str, ...], Setup]]:
+    """(), then switches added one at a time in SWITCH_ORDER, only those allowed and applicable; each step
+    with its setup (the previous step's with one more switch on, so no step re-applies the ones before)."""
+    steps: list[tuple[tuple[str, ...], Setup]] = [((), setup)]
     current = setup
     for switch in SWITCH_ORDER:
         if switch in allowed and _applicable(switch, current):
             current = with_switch(current, switch)
-            ladders.append(ladders[-1] + (switch,))
-    return ladders
+            steps.append((steps[-1][0] + (switch,), current))
+    return steps
 
 
 class CandidateSpace:
@@ -81,6 +82,7 @@ class CandidateSpace:
         self._cache: dict[tuple[int, tuple[str, ...]], Candidate] = {}
         self._ladders: dict[int, list[tuple[str, ...]]] = {}
         self._bases: dict[int, Setup] = {}
+        self._setups: dict[tuple[int, tuple[str, ...]], Setup] = {}  # ladder steps, built once each
         self._needs: dict[tuple[int, tuple[str, ...]], float] = {}
         # fit_gpu results by what a fit depends on (VRAM, headroom, whether cards may span nodes, counts):
         # GPUs sharing those (every 80 GB data-centre card) share one search.
@@ -113,7 +115,10 @@ class CandidateSpace:
             allowed = allowed | {"checkpointing"}  # not constrained by the user: free to turn on
         if self._workload.batch_size is None:
             allowed = allowed | {"micro_batch"}
-        return switch_ladders(self.base_setup(count), allowed)
+        steps = ladder_setups(self.base_setup(count), allowed)
+        for switches, setup in steps:
+            self._setups[(count, switches)] = setup
+        return [switches for switches, _ in steps]
 
     def need(self, count: int, switches: tuple[str, ...]) -> float:
         """Per-GPU need (GiB) of one plan, computed on first use (the fit search reads only these)."""
@@ -130,12 +135,17 @@ class CandidateSpace:
     def candidate(self, count: int, switches: tuple[str, ...]) -> Candidate:
         key = (count, switches)
         if key not in self._cache:
-            setup = self.base_setup(count)
-            for switch in switches:
-                setup = with_switch(setup, switch)
+            setup = self._setups.get(key) or self._setup_off_ladder(count, switches)
             estimate = to_estimate(self.parts(setup), setup, widen=self._widen)
             self._cache[key] = Candidate(count, switches, setup, estimate)
         return self._cache[key]
+
+    def _setup_off_ladder(self, count: int, switches: tuple[str, ...]) -> Setup:
+        """A plan's setup when its switches are not this count's ladder (a caller's own list): applied in order."""
+        setup = self.base_setup(count)
+        for switch in switches:
+            setup = with_switch(setup, switch)
+        return setup
 
     def parts(self, setup: Setup) -> MemoryParts:
         if setup.method == "diffusion":
