@@ -27,6 +27,14 @@ Status = Literal["found", "ambiguous", "none"]
 # beat the runner-up GPU by FUZZY_MARGIN points; otherwise the answer is ambiguous or none.
 FUZZY_CUTOFF = 84.0
 FUZZY_MARGIN = 6.0
+# Fuzzy guard: a fuzzy match may fix a typo but never pick a different part. Query and spelling must
+# agree on the model number's digits (4090 vs 4080), on the letters just before it (GB300 vs B300,
+# H100 vs A100; series words of SERIES_TYPO_MIN_CHARS+ letters such as "rtx" may carry a typo), and on
+# the variant words after it (MI300A vs MI300X, 7900 XT vs XTX, 4090 D vs 4090). A variant the query
+# lacks is allowed only when the query has an unknown word there (a misspelt variant: "l40ss").
+FUZZY_VARIANTS = frozenset({"a", "x", "xt", "xtx", "ti", "d", "super", "s", "nvl"})
+SERIES_TYPO_MIN_CHARS = 3
+VARIANT_TYPO_CUTOFF = 80.0  # "supr"/"super", "tii"/"ti", "nvll"/"nvl"; a brand word like "suprim" (73) is not one
 SUGGEST_CUTOFF = 55.0  # below this a GPU is not worth suggesting
 MAX_SUGGESTIONS = 3
 MAX_FAMILY = 8  # a token run shared by more GPUs than this ("rtx") is too vague to list
@@ -101,6 +109,58 @@ def name_tokens(normalised: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+@dataclass(frozen=True, slots=True)
+class ModelSignature:
+    """The model word of a name: letters before the number, the number, variant and other words after."""
+
+    prefix: str
+    number: str
+    variants: frozenset[str]
+    rest: tuple[str, ...]
+
+
+def model_signature(normalised: str) -> ModelSignature | None:
+    """`rx 7900 xt` -> (rx, 7900, {xt}, ()); `mi300a` -> (mi, 300, {a}, ()); None without a number."""
+    tokens = [t for t in name_tokens(normalised) if not _MEM_TOKEN.match(t)]
+    i = next((i for i, t in enumerate(tokens) if t.isdigit()), None)
+    if i is None:
+        return None
+    start = i
+    while start and tokens[start - 1].isalpha():
+        start -= 1
+    prefix = "".join(tokens[start:i])  # "rtx a6000" and "rtxa6000" both -> "rtxa"
+    after = tokens[i + 1 :]
+    variants = frozenset(t for t in after if t in FUZZY_VARIANTS)
+    return ModelSignature(prefix, tokens[i], variants, tuple(t for t in after if t not in FUZZY_VARIANTS))
+
+
+def fuzzy_allowed(query: ModelSignature | None, spelling: ModelSignature | None, vocabulary: frozenset[str]) -> bool:
+    """The fuzzy guard (see FUZZY_VARIANTS): may `query` be read as a typo of `spelling`?"""
+    if query is None:
+        return True
+    if spelling is None or query.number != spelling.number:
+        return False
+    if not _same_prefix(query.prefix, spelling.prefix, vocabulary):
+        return False
+    if not query.variants <= spelling.variants:
+        return False
+    misspelt = any(w not in vocabulary for w in query.rest)
+    return query.variants == spelling.variants or misspelt
+
+
+def _same_prefix(query: str, spelling: str, vocabulary: frozenset[str]) -> bool:
+    """Equal letters before the number; or one adds a whole series word (`a6000` / `rtx a6000`); or a typo
+    in a long series word that keeps the letter touching the number (`rtxx 4090`, not `rtxa` vs `rtx`)."""
+    if query == spelling:
+        return True
+    short, long = sorted((query, spelling), key=len)
+    head = long[: len(long) - len(short)]
+    if long.endswith(short) and len(head) >= SERIES_TYPO_MIN_CHARS and head in vocabulary:
+        return True
+    typo = min(len(query), len(spelling)) >= SERIES_TYPO_MIN_CHARS and fuzz.ratio(query, spelling) >= VARIANT_TYPO_CUTOFF
+    return typo and query[-1] == spelling[-1]
+
+
 class GpuAliasRow(Protocol):
     """The fields of `knowledge.tables.GpuAliasBase` the index reads."""
 
@@ -138,7 +198,7 @@ class GpuIndex:
     exact: Mapping[str, _Entry]  # compact key -> entry
     bags: Mapping[tuple[str, ...], frozenset[str]]  # sorted tokens -> GPU ids (order-free spellings)
     family_keys: tuple[tuple[tuple[str, ...], str], ...]  # (tokens, gpu id) for family and fuzzy
-    fuzzy_keys: tuple[tuple[str, str], ...]  # (compact key, gpu id)
+    fuzzy_keys: tuple[tuple[str, str, ModelSignature | None], ...]  # (compact key, gpu id, model word)
     vocabulary: frozenset[str]  # every token of every spelling
     phrases: tuple[tuple[tuple[str, ...], str], ...] = ()  # (words of a spelling with a model number, gpu id)
     _cache: dict[object, GpuMatch] = field(default_factory=dict, compare=False, repr=False)
@@ -164,7 +224,7 @@ class GpuIndex:
         for norm, gpu_id in spelled:
             bags.setdefault(tuple(sorted(name_tokens(norm))), set()).add(gpu_id)
         family = tuple(dict.fromkeys((name_tokens(n), g) for n, g in spelled))
-        fuzzy_keys = tuple(dict.fromkeys((compact_key(n), g) for n, g in spelled))
+        fuzzy_keys = tuple(dict.fromkeys((compact_key(n), g, model_signature(n)) for n, g in spelled))
         vocabulary = frozenset(t for key, _ in family for t in key)
         phrases = tuple(dict.fromkeys((tuple(n.split()), g) for n, g in spelled if re.search(r"\d", n)))
         bag_sets = {k: frozenset(v) for k, v in bags.items()}
@@ -196,13 +256,19 @@ class GpuIndex:
 
     def readings(self, name: str, norm: str) -> list[str]:
         """Ways to read the name, most literal first: as written, hyphens as spaces, plural `s` dropped,
-        `Q RTX` as Quadro, numbers after the model (vCPU, RAM in instance names) dropped."""
+        `Q RTX` as Quadro, a glued series word split off, numbers after the model (vCPU, RAM) dropped."""
         loose = normalise_gpu_name(name.replace("-", " ")) if _GCP_ID.fullmatch(norm) else norm
         raw = name.replace("-", " ") if loose != norm else name
         words = [self._singular(w) for w in _NON_ALNUM.sub(" ", unicodedata.normalize("NFKC", raw).casefold()).split()]
         singular = normalise_gpu_name(" ".join(words))
         expanded = " ".join(_ABBREVIATIONS.get(w, w) for w in singular.split())
-        return list(dict.fromkeys((norm, loose, singular, expanded, _drop_trailing_numbers(expanded))))
+        unglued = " ".join(self._unglue(w) for w in expanded.split())
+        return list(dict.fromkeys((norm, loose, singular, expanded, unglued, _drop_trailing_numbers(unglued))))
+
+    def _unglue(self, word: str) -> str:
+        """`rtxa2000` -> `rtx a2000`: a series word (3+ letters) glued to a lettered model number."""
+        m = re.fullmatch(r"([a-z]{3,})([a-z]+\d+[a-z]*)", word)
+        return f"{m.group(1)} {m.group(2)}" if m and m.group(1) in self.vocabulary else word
 
     def _singular(self, word: str) -> str:
         """`3090s`, `h100s` -> `3090`, `h100` unless the word with its `s` is a spelling (`l40s`)."""
@@ -270,7 +336,7 @@ class GpuIndex:
         for j, word in enumerate(words):
             if j in positions:
                 continue
-            if j - 1 in positions and word in VARIANT_MARKERS:
+            if j - 1 in positions and _variant_like(word):
                 return False
             if (m := _MEM_TOKEN.match(word)) and not _vram_matches(self.gpus[gpu_id], int(m.group(1))):
                 return False
@@ -303,8 +369,8 @@ class GpuIndex:
         """The query without words whose tokens no catalog spelling uses (count words kept)."""
         vocab = self.vocabulary
         keep = [w for w in norm.split() if w in _COUNT_WORDS or re.fullmatch(r"\d+x?|x", w) or set(name_tokens(w)) <= vocab]
-        if any(w in VARIANT_MARKERS for w in norm.split() if w not in keep):
-            return ""  # "rtx 4090 d": the dropped word names another part
+        if any(_variant_like(w) for w in norm.split() if w not in keep):
+            return ""  # "rtx 4090 d", "rtx 4080 supr": the dropped word names (or misspells) another part
         return " ".join(keep) if any(re.search(r"[a-z]\d|\d\d\d", w) for w in keep) else ""
 
     def family_ids(self, norm: str) -> list[str]:
@@ -326,25 +392,32 @@ class GpuIndex:
         return GpuMatch("ambiguous", query, candidates=tuple(ordered))
 
     def _fuzzy(self, norm: str, query: str) -> GpuMatch:
-        """Typos: best ratio per GPU; accept only above the cutoff and clearly ahead of the runner-up."""
+        """Typos: best ratio per GPU over spellings the fuzzy guard allows; accept only above the cutoff
+        and clearly ahead of the runner-up. A refused near miss stays in the suggestions."""
         ranked = self.fuzzy_scores(norm)
         if not ranked:
             return GpuMatch("none", query)
-        (best_id, best), runner = ranked[0], ranked[1] if len(ranked) > 1 else ("", 0.0)
-        digits_ok = _digits(norm) <= _digit_set(self, best_id)
-        if best >= FUZZY_CUTOFF and best - runner[1] >= FUZZY_MARGIN and digits_ok:
+        allowed = self.fuzzy_scores(norm, guarded=True)
+        best_id, best = allowed[0] if allowed else ("", 0.0)
+        runner = allowed[1][1] if len(allowed) > 1 else 0.0
+        digits_ok = bool(allowed) and _digits(norm) <= _digit_set(self, best_id)
+        if best >= FUZZY_CUTOFF and best - runner >= FUZZY_MARGIN and digits_ok:
             return GpuMatch("found", query, best_id, method="fuzzy")
-        close = tuple(g for g, s in ranked if s >= FUZZY_CUTOFF and best - s < FUZZY_MARGIN)
+        close = tuple(g for g, s in allowed if s >= FUZZY_CUTOFF and best - s < FUZZY_MARGIN)
         if len(close) > 1:
             return GpuMatch("ambiguous", query, candidates=close[:MAX_FAMILY])
         suggestions = tuple(g for g, s in ranked[:MAX_SUGGESTIONS] if s >= SUGGEST_CUTOFF)
         return GpuMatch("none", query, suggestions=suggestions)
 
-    def fuzzy_scores(self, norm: str) -> list[tuple[str, float]]:
-        """GPU ids with their best rapidfuzz ratio against any spelling, best first (ties: catalog order)."""
+    def fuzzy_scores(self, norm: str, guarded: bool = False) -> list[tuple[str, float]]:
+        """GPU ids with their best rapidfuzz ratio against any spelling (with `guarded`, only spellings
+        the fuzzy guard allows), best first (ties: catalog order)."""
         q = compact_key(norm)
+        signature = model_signature(norm) if guarded else None
         best: dict[str, float] = {}
-        for key, gid in self.fuzzy_keys:
+        for key, gid, spelled in self.fuzzy_keys:
+            if guarded and not fuzzy_allowed(signature, spelled, self.vocabulary):
+                continue
             score = fuzz.ratio(q, key)
             if score > best.get(gid, -1.0):
                 best[gid] = score
@@ -359,6 +432,11 @@ def _drop_trailing_numbers(norm: str) -> str:
     if first is None:
         return norm
     return " ".join(w for i, w in enumerate(words) if i <= first or not w.isdigit())
+
+
+def _variant_like(word: str) -> bool:
+    """A variant word or a misspelling of one (`supr`, `tii`, `nvll`), which must not be dropped."""
+    return word in VARIANT_MARKERS or any(fuzz.ratio(word, v) >= VARIANT_TYPO_CUTOFF for v in FUZZY_VARIANTS if len(v) > 1)
 
 
 def _contains(key: tuple[str, ...], part: tuple[str, ...]) -> bool:
@@ -383,7 +461,7 @@ def _digits(text: str) -> frozenset[str]:
 
 def _digit_set(index: GpuIndex, gpu_id: str) -> frozenset[str]:
     """Every number used in any spelling of this GPU (a fuzzy match may not invent numbers)."""
-    return frozenset(d for key, gid in index.fuzzy_keys if gid == gpu_id for d in re.findall(r"\d+", key))
+    return frozenset(d for key, gid, _ in index.fuzzy_keys if gid == gpu_id for d in re.findall(r"\d+", key))
 
 
 def _with_count(match: GpuMatch, count: int) -> GpuMatch:
