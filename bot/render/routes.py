@@ -36,6 +36,12 @@ def route_ask(ask: Any, *, snapshot: Any, language: str, now: datetime,
         return _catalog_intent(ask, intent, snapshot=snapshot, lang=lang, now=now)
     if intent == "explain":
         return _explain(ask, snapshot=snapshot, lang=lang, now=now, previous=previous)
+    if intent == "advise" and not previous and not carries_workload(ask):
+        # "Are spot instances safe for fine-tuning?", "NVIDIA or AMD for training?": no model or size,
+        # so a recommendation would only ask for one; a confident knowledge answer is what was asked.
+        known = _confident_knowledge(ask, snapshot, lang)
+        if known is not None:
+            return known
     if intent == "advise" and (_has_workload(ask) or previous):
         return _advise(ask, snapshot=snapshot, lang=lang, now=now, previous=previous,
                        extra_sections=_why_sections(ask, snapshot, lang))
@@ -84,6 +90,18 @@ def _kb_match(ask: Any, snapshot: Any, lang: str) -> Any | None:
     except Exception:  # a broken knowledge base must not cost the user the rest of the answer
         log.exception("knowledge base match failed; answering without it")
         return None
+
+
+def _confident_knowledge(ask: Any, snapshot: Any, lang: str) -> Any | None:
+    """The knowledge card when the knowledge base answers outright, else None (never a guess)."""
+    from bot.answer import reply_from
+
+    result = _kb_match(ask, snapshot, lang)
+    if result is None or result.status != "answer":
+        return None
+    entry = result.entry
+    view = KnowledgeView(entry.title, entry.text, entry.facts, entry.sources, entry.related, question=ask.text)
+    return reply_from(render_card("knowledge", view, lang), ask=ask)
 
 
 def _has_workload(ask: Any) -> bool:
