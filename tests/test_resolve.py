@@ -16,12 +16,10 @@ from knowledge.resolve import (
     MAX_QUERY_CHARS,
     GpuIndex,
     GpuMatch,
-    ModelSignature,
-    fuzzy_allowed,
-    model_signature,
     normalise_gpu_name,
     split_count,
 )
+from knowledge.resolve_readings import ModelSignature, fuzzy_allowed, model_signature
 from knowledge.snapshot import gpu_spec
 from knowledge.tables import GpuAliasBase, GpuBase
 from rules.types import GpuSpec
