@@ -16,25 +16,15 @@ from typing import Any
 from rules.changes import Change, DigestInput, GpuDigest, SeriesPrice
 
 log = logging.getLogger(__name__)
-BARS = "▁▂▃▄▅▆▇█"
 MAX_GPUS = 20  # 2 blocks per GPU + header/context stays under Slack's 50 blocks
 MAX_LINES = 8  # change lines per GPU (section text ≤ 3000 characters)
 
 
 def sparkline(values: Sequence[Decimal | None]) -> str:
-    """One character per day, low to high; a gap (no data) is a space."""
-    known = [v for v in values if v is not None]
-    if not known:
-        return ""
-    lo, hi = min(known), max(known)
-    span = hi - lo
-    out = []
-    for v in values:
-        if v is None:
-            out.append(" ")
-        else:
-            out.append(BARS[0] if span == 0 else BARS[min(7, int((v - lo) / span * 8))])
-    return "".join(out)
+    """The same sparkline the digest card template draws (one definition: `bot.render.filters`)."""
+    from bot.render.filters import sparkline as draw
+
+    return draw([float(v) if v is not None else None for v in values])
 
 
 def _money(v: Decimal | None) -> str | None:
