@@ -61,3 +61,19 @@ def test_cli_rejects_an_unknown_part_without_a_traceback() -> None:
     assert done.returncode != 0
     assert "--only takes answers, http, digest, start" in done.stderr + done.stdout
     assert "Traceback" not in done.stderr
+
+
+def test_hotspots_rank_by_own_and_cumulative_time_and_keep_only_project_code():
+    from bot.bench import hotspots
+    from knowledge.resolve_readings import normalise_gpu_name
+
+    def work():
+        for _ in range(300):
+            normalise_gpu_name("NVIDIA GeForce RTX 4090 24GB")
+
+    own = hotspots.profile(work, top=5)
+    assert [r["own_ms"] for r in own] == sorted((r["own_ms"] for r in own), reverse=True)
+    mine = hotspots.cumulative(work, top=50)
+    assert mine and all(r["where"].startswith(("bot/", "rules/", "knowledge/")) for r in mine)
+    assert any("normalise_gpu_name" in r["where"] for r in mine)
+    assert [r["cumulative_ms"] for r in mine] == sorted((r["cumulative_ms"] for r in mine), reverse=True)

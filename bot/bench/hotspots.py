@@ -16,8 +16,8 @@ def _where(filename: str, line: int, name: str) -> str:
     return f"{short}:{line}({name})"
 
 
-def profile(work: Callable[[], Any], *, top: int = 12) -> list[dict[str, Any]]:
-    """Run `work` under cProfile; the `top` functions by own time, with cumulative time and calls."""
+def _rows(work: Callable[[], Any]) -> list[dict[str, Any]]:
+    """Run `work` under cProfile: one row per function with calls, own and cumulative milliseconds."""
     profiler = cProfile.Profile()
     profiler.enable()
     try:
@@ -25,29 +25,21 @@ def profile(work: Callable[[], Any], *, top: int = 12) -> list[dict[str, Any]]:
     finally:
         profiler.disable()
     stats = pstats.Stats(profiler)
-    rows = []
-    for (filename, line, name), (_, calls, own_s, cumulative_s, _) in stats.stats.items():  # type: ignore[attr-defined]
-        rows.append({"where": _where(filename, line, name), "calls": calls,
-                     "own_ms": round(own_s * 1000, 1), "cumulative_ms": round(cumulative_s * 1000, 1)})
-    rows.sort(key=lambda r: r["own_ms"], reverse=True)
-    return rows[:top]
+    return [
+        {"where": _where(filename, line, name), "calls": calls,
+         "own_ms": round(own_s * 1000, 1), "cumulative_ms": round(cumulative_s * 1000, 1)}
+        for (filename, line, name), (_, calls, own_s, cumulative_s, _) in stats.stats.items()  # type: ignore[attr-defined]
+    ]
+
+
+def profile(work: Callable[[], Any], *, top: int = 12) -> list[dict[str, Any]]:
+    """The `top` functions by own time, with cumulative time and calls."""
+    return sorted(_rows(work), key=lambda r: r["own_ms"], reverse=True)[:top]
 
 
 def cumulative(work: Callable[[], Any], *, prefix: tuple[str, ...] = ("bot/", "rules/", "knowledge/"),
                top: int = 12) -> list[dict[str, Any]]:
     """Like `profile`, ranked by cumulative time and limited to the project's own functions."""
-    profiler = cProfile.Profile()
-    profiler.enable()
-    try:
-        work()
-    finally:
-        profiler.disable()
-    stats = pstats.Stats(profiler)
-    rows = []
-    for (filename, line, name), (_, calls, own_s, cumulative_s, _) in stats.stats.items():  # type: ignore[attr-defined]
-        where = _where(filename, line, name)
-        if where.startswith(prefix) and not where.startswith(("bot/bench/", "bot/cli/bench.py")):
-            rows.append({"where": where, "calls": calls, "own_ms": round(own_s * 1000, 1),
-                         "cumulative_ms": round(cumulative_s * 1000, 1)})
-    rows.sort(key=lambda r: r["cumulative_ms"], reverse=True)
-    return rows[:top]
+    own = [r for r in _rows(work)
+           if r["where"].startswith(prefix) and not r["where"].startswith(("bot/bench/", "bot/cli/bench.py"))]
+    return sorted(own, key=lambda r: r["cumulative_ms"], reverse=True)[:top]
