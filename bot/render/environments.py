@@ -46,19 +46,25 @@ def terminal_value(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-@lru_cache(maxsize=1)
-def block_environment() -> Environment:
-    """Block Kit templates (`blocks/*.json.j2`): untrusted text goes through `mrkdwn`; no `|safe` anywhere."""
+def _environment(finalize: Any) -> Environment:
+    """What both output formats share: package templates, strict undefined, no HTML autoescape."""
     env = Environment(
         loader=PackageLoader("bot", "templates"),
         auto_reload=False,  # package templates do not change while running: no stat per render
         undefined=StrictUndefined,
         autoescape=False,
-        finalize=json_value,
+        finalize=finalize,
         trim_blocks=True,
         lstrip_blocks=True,
     )
     env.filters.update(_COMMON_FILTERS)
+    return env
+
+
+@lru_cache(maxsize=1)
+def block_environment() -> Environment:
+    """Block Kit templates (`blocks/*.json.j2`): untrusted text goes through `mrkdwn`; no `|safe` anywhere."""
+    env = _environment(json_value)
     env.filters["mrkdwn"] = filters.escape_mrkdwn
     env.filters["compact_json"] = compact_json
     return env
@@ -67,17 +73,7 @@ def block_environment() -> Environment:
 @lru_cache(maxsize=1)
 def terminal_environment() -> Environment:
     """Terminal templates (`terminal/*.txt.j2`): plain text, no escaping, aligned columns."""
-    env = Environment(
-        loader=PackageLoader("bot", "templates"),
-        auto_reload=False,  # package templates do not change while running: no stat per render
-        undefined=StrictUndefined,
-        autoescape=False,
-        finalize=terminal_value,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=False,
-    )
-    env.filters.update(_COMMON_FILTERS)
+    env = _environment(terminal_value)
     env.filters["plain"] = filters.mrkdwn_to_plain
     env.filters["width"] = filters.display_width
     env.filters["bracket"] = filters.bracket
