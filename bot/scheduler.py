@@ -23,6 +23,7 @@ from sqlalchemy import Engine
 
 from knowledge import digest_store as store
 from knowledge.history import as_utc, compute_digest, prices_at
+from knowledge.slack_store import prune_deliveries
 from rules.changes import DigestInput, Thresholds, per_gpu_cheapest
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,7 @@ class SchedulerConfig:
 class RunReport:
     outcomes: dict[str, list[str]] = field(default_factory=dict)  # outcome → ["sub 3 2025-06-02", ...]
     alerts_fired: list[int] = field(default_factory=list)
+    deliveries_pruned: int = 0
 
     def add(self, outcome: str, what: str) -> None:
         self.outcomes.setdefault(outcome, []).append(what)
@@ -198,6 +200,8 @@ class Scheduler:
             report.add(outcome, what)
         if not self.cfg.dry_run:
             report.alerts_fired = self.check_alerts(now, snapshot)
+            # Housekeeping the clock owns: answered-event ids older than any Slack retry.
+            report.deliveries_pruned = prune_deliveries(self.engine, now=now)
         return report
 
     def deliver(self, sub: Any, now: datetime, snapshot: Any) -> str:

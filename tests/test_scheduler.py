@@ -202,3 +202,16 @@ def test_alert_fires_once_and_rearms_when_price_goes_back(engine: Engine, snap: 
     assert s.run_once(at(3)).alerts_fired == [1]
     dms = slack.state.posts("U7")
     assert len(dms) == 2 and "#1" in dms[0]["text"] and f"${under:.2f}/GPU-hour" in dms[0]["text"]
+
+
+def test_a_run_forgets_answered_event_ids_older_than_any_retry(engine: Engine, snap: Any, slack: FakeSlack) -> None:
+    """Without this the dedupe table grows forever; a recent claim must survive (Slack may still retry)."""
+    from knowledge.slack_store import DELIVERY_KEEP, claim_delivery
+
+    now = datetime(2025, 6, 10, 12, 0, tzinfo=UTC)
+    assert claim_delivery(engine, "Ev-old", now=now - DELIVERY_KEEP - timedelta(minutes=1))
+    assert claim_delivery(engine, "Ev-recent", now=now - timedelta(minutes=5))
+    report = scheduler(engine, snap, slack).run_once(now)
+    assert report.deliveries_pruned == 1
+    assert claim_delivery(engine, "Ev-old", now=now)  # forgotten: claimable again
+    assert not claim_delivery(engine, "Ev-recent", now=now)  # still remembered

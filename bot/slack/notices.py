@@ -56,7 +56,7 @@ def notice(lang: str, key: str, **params: str) -> str:
 
 def plain_notice(language: str, key: str) -> str:
     """A notice used as plain_text (buttons, headers), where mrkdwn escaping would show literally."""
-    return _catalogs()[normalise_language(language)][key]
+    return _catalogs()[normalise_language(language)].get(key) or _catalogs()[DEFAULT_LANGUAGE][key]
 
 
 def language_name(language: str) -> str:

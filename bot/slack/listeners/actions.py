@@ -14,7 +14,7 @@ from slack_sdk.errors import SlackApiError
 from bot.render.actions import ACTION_ID
 from bot.slack.core import Reply
 from bot.slack.delivery import CHANNEL_REFUSALS, body_of, slack_error, without_share_button
-from bot.slack.language import question_language, user_language
+from bot.slack.language import reply_language
 from bot.slack.listeners.lazy import acknowledge, register_lazy
 from bot.slack.notices import (
     SHARE_ACTION,
@@ -64,9 +64,7 @@ def card_language(body: dict[str, Any], context: BoltContext, client: WebClient,
         if thread is not None:
             return thread.language
     text = (body.get("message") or {}).get("text") or ""
-    return question_language(text) or user_language(
-        client, services, team_id=str(context.team_id), user_id=body["user"]["id"]
-    )
+    return reply_language(client, services, text=text, team_id=str(context.team_id), user_id=body["user"]["id"])
 
 
 def update_card(body: dict[str, Any], client: WebClient, respond: Respond | None, reply: Reply | Message) -> None:

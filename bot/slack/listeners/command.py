@@ -11,7 +11,7 @@ from bot.render.messages import LANGUAGES, normalise_language
 from bot.slack.conversation import clean_text
 from bot.slack.delivery import body_of, with_share_button
 from bot.slack.digest_bridge import digest_command
-from bot.slack.language import question_language, user_language
+from bot.slack.language import reply_language
 from bot.slack.listeners.lazy import register_lazy
 from bot.slack.notices import AUTO, Message, language_name, notice_message
 from bot.slack.reconnect import once_more
@@ -39,9 +39,7 @@ def handle_gpu(
     subcommand, _, rest = text.partition(" ")
     team_id, user_id, channel_id = str(context.team_id), str(payload["user_id"]), str(payload["channel_id"])
     own_words = "" if subcommand.lower() in ALL_SYNTAX else rest if subcommand.lower() in SYNTAX_WORDS else text
-    language = question_language(own_words) or user_language(
-        client, services, team_id=team_id, user_id=user_id
-    )
+    language = reply_language(client, services, text=own_words, team_id=team_id, user_id=user_id)
     if subcommand.lower() == "lang":
         respond(response_type="ephemeral", **body_of(set_language(services, team_id, user_id, rest, language)))
         return
