@@ -161,3 +161,12 @@ def test_a_failure_is_answered_in_the_users_language_with_a_reference(h: Harness
     assert "13345224609.738474920.8088930838d88f008e0" in params["text"]  # the trigger id
     assert "boom" not in params["text"]
     assert any("13345224609.738474920" in r.getMessage() for r in caplog.records)
+
+
+def test_slack_escapes_are_undone_exactly_once() -> None:
+    """Slack sends a typed `&lt;b&gt;` as `&amp;lt;b&amp;gt;`: the parser must see what was typed."""
+    from bot.parse.text import clean_text as parser_text
+    from bot.slack.conversation import clean_text
+
+    seen, _ = parser_text(clean_text("<@U123> compare h100 &amp;lt;b&amp;gt; &lt;3"))
+    assert seen.split() == ["compare", "h100", "&lt;b&gt;", "<3"]

@@ -18,10 +18,13 @@ _SPACES = re.compile(r"[ \t\u3000]+")
 
 
 def strip_slack(text: str) -> str:
-    """Remove Slack mentions/broadcasts; keep a link's label, or the URL itself when unlabelled."""
+    """Remove Slack mentions/broadcasts; keep a link's label, or the URL itself when unlabelled.
+
+    Slack's `&amp; &lt; &gt;` escapes are undone once, at the Slack boundary
+    (`bot.slack.conversation.clean_text`); undoing them here again turned a typed `&lt;b&gt;` into `<b>`.
+    """
     text = _SLACK_LINK.sub(lambda m: f" {m.group(2) or m.group(1)} ", text)
     text = _SLACK_SPECIAL.sub(" ", text)
-    text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
     return _CODE_FENCE.sub(" ", text)
 
 
