@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 
-from sqlalchemy import Column, DateTime, Index, Numeric, UniqueConstraint
+from sqlalchemy import Column, DateTime, Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-MONEY = Numeric(14, 6)
+from knowledge.tables import MONEY
 
 
 def _utc_column(nullable: bool) -> Column:  # type: ignore[type-arg]

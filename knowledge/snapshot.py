@@ -66,11 +66,6 @@ def model_spec(row: tables.ModelPresetBase) -> ModelSpec:
     return ModelSpec(**{k: values[k] for k in ModelSpec.__slots__})  # type: ignore[attr-defined]
 
 
-def provider_spec(row: tables.ProviderBase) -> Provider:
-    values = row.model_dump()
-    return Provider(**{k: values[k] for k in Provider.__slots__})  # type: ignore[attr-defined]
-
-
 def offer_spec(row: tables.Offer) -> Offer:
     usd = Decimal(row.usd_per_hour)
     return Offer(

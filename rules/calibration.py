@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 from rules.memory import GIB, estimate_parts, to_estimate
 from rules.setup import Setup, resolve_setup
 from rules.shapes import Shape
-from rules.throughput import ThroughputCase, observed_mfu, tokens_per_gpu_s
+from rules.throughput import ThroughputCase, observed_mfu, percentile, tokens_per_gpu_s
 from rules.types import GpuSpec, Workload
 
 HOLDOUT_MODULUS = 3  # a case is held out when sha256(id) % 3 == 0 (never tuned on)
@@ -141,19 +140,10 @@ def evaluate_cases(
     ]
 
 
-def _percentile(values: Sequence[float], fraction: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return math.nan
-    position = (len(ordered) - 1) * fraction
-    low, high = math.floor(position), math.ceil(position)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
 def summarise(label: str, results: Iterable[CaseResult]) -> Summary:
     rows = list(results)
     errors = [abs(r.error_pct) for r in rows]
-    return Summary(label, len(rows), _percentile(errors, 0.5), _percentile(errors, 0.9),
+    return Summary(label, len(rows), percentile(errors, 0.5), percentile(errors, 0.9),
                    sum(r.in_band for r in rows))
 
 

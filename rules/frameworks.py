@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 FRAMEWORKS = ("hf", "torchtune", "unsloth", "axolotl", "llamafactory", "deepspeed", "megatron")
-RECIPES = ("mixed", "bf16", "bf16_in_backward", "fp32")
 OPTIMIZERS = ("adamw", "adamw8bit", "paged_adamw8bit", "paged_adamw", "adafactor", "sgd", "lion")
 ALL_LINEAR = ("q", "k", "v", "o", "gate", "up", "down")
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from rules.offers import SHARDED
 from rules.setup import Setup
 from rules.tables import RuleTables
 from rules.timing import break_even, peak_tflops
 from rules.types import GpuSpec, Provider, Workload
 from rules.verdict import Finding, Option
 
-SHARDED = ("zero2", "zero3", "fsdp", "tensor_parallel")
 
 
 def _fit(option: Option, gpu: GpuSpec) -> Finding:

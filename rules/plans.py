@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 
 from rules.diffusion import diffusion_parts, find_diffusion_model
 from rules.memory import MemoryParts, estimate_parts, to_estimate
+from rules.offers import GPUS_PER_NODE
 from rules.setup import Setup, resolve_setup, with_switch
 from rules.shapes import Shape
 from rules.types import GpuSpec, Workload
@@ -16,7 +17,6 @@ from rules.verdict import MemoryEstimate, Rejection
 SWITCH_ORDER = ("checkpointing", "micro_batch", "8bit_optimizer", "qlora", "offload")
 NODE_COUNTS = (1, 2, 4, 8)
 MULTINODE_COUNTS = (16, 32, 64)
-GPUS_PER_NODE = 8
 
 
 @dataclass(frozen=True, slots=True)

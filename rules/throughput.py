@@ -77,7 +77,7 @@ def time_errors(cases: Sequence[ThroughputCase], mfu: Mapping[str, Mapping[str, 
             for c in cases]
 
 
-def _percentile(values: Sequence[float], fraction: float) -> float:
+def percentile(values: Sequence[float], fraction: float) -> float:
     ordered = sorted(values)
     if not ordered:
         return float("nan")
@@ -96,5 +96,5 @@ def time_error_summary(cases: Sequence[ThroughputCase],
     out = []
     for label, rows in groups.items():
         values = [abs(errors[c.case_id]) for c in rows]
-        out.append((label, len(values), _percentile(values, 0.5), _percentile(values, 0.9)))
+        out.append((label, len(values), percentile(values, 0.5), percentile(values, 0.9)))
     return out

@@ -20,10 +20,6 @@ Language = Literal["en", "zh-Hans", "zh-Hant", "ko", "ja", "es", "de", "fr", "vi
 GpuStatus = Literal["found", "ambiguous", "none"]
 Qualitative = Literal["low", "medium", "high"]
 
-INTENTS: tuple[str, ...] = (
-    "advise", "compare", "price", "specs", "help", "digest", "alert", "language", "explain"
-)
-LANGUAGES: tuple[str, ...] = ("en", "zh-Hans", "zh-Hant", "ko", "ja", "es", "de", "fr", "vi")
 
 # Clarification kinds the renderer turns into questions.
 CLARIFY_GPU_AMBIGUOUS = "gpu_ambiguous"  # detail = the query, e.g. "a100"

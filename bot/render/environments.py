@@ -13,10 +13,7 @@ from bot.render import filters
 
 _COMMON_FILTERS = {
     "clip": filters.clip,
-    "bar": filters.text_bar,
-    "sparkline": filters.sparkline,
     "table": filters.format_table,
-    "pad": filters.pad,
 }
 
 
