@@ -139,8 +139,9 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
 
     from bot.cli.context import open_context
 
-    logging.getLogger().setLevel(logging.INFO)
-    scheduler = build_scheduler(open_context(), lease_s=args.lease_seconds, timeout_s=args.timeout)
+    ctx = open_context()
+    logging.getLogger().setLevel(ctx.settings.log_level)  # LOG_LEVEL, as for `serve`
+    scheduler = build_scheduler(ctx, lease_s=args.lease_seconds, timeout_s=args.timeout)
     if args.once:
         report = scheduler.run_once()
         print(json.dumps({"outcomes": report.outcomes, "alerts_fired": report.alerts_fired}), flush=True)
