@@ -13,11 +13,11 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from bot.render.digest import MAX_CHANGES as MAX_LINES
+from bot.render.digest import MAX_GPUS
 from rules.changes import Change, DigestInput, GpuDigest, SeriesPrice
 
 log = logging.getLogger(__name__)
-MAX_GPUS = 20  # 2 blocks per GPU + header/context stays under Slack's 50 blocks
-MAX_LINES = 8  # change lines per GPU (section text ≤ 3000 characters)
 
 
 def sparkline(values: Sequence[Decimal | None]) -> str:

@@ -40,7 +40,7 @@ def cmd_ask(args: Any) -> int:
                 out = {"question": text, "language": reply.language, "kind": reply.kind, **out}
             if args.preview_url:
                 out["preview_url"] = preview_url(reply.blocks)
-            print(json.dumps(out, ensure_ascii=False, indent=None if lines else 1))
+            print(json.dumps(out, ensure_ascii=False, indent=None if lines else 1), flush=lines)
         else:
             sys.stdout.write(reply.terminal())
             if args.preview_url:
