@@ -8,11 +8,12 @@ measured runs: the band is wider, ±40 %).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rules.frameworks import optimizer_state_bytes, weight_and_grad_bytes
 from rules.memory import CUDA_CONTEXT_GIB, GIB, RESERVE_FRACTION, MemoryParts
 from rules.setup import Setup
+from rules.types import ModelSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,20 +30,26 @@ DIFFUSION_MODELS = {
     "sdxl": DiffusionModel("sdxl", 2.57, 0.90, 1.2e6, 0.25),
     "flux": DiffusionModel("flux", 11.9, 4.97, 1.5e6, 0.12),
 }
+# Catalog presets (knowledge/data/models.csv, stable ids) these constants belong to.
+BY_CATALOG_ID = {"sd-1.5": "sd15", "sdxl": "sdxl", "flux.1-dev": "flux"}
 
 
-def find_diffusion_model(name: str | None, params_b: float | None) -> DiffusionModel:
-    """Match a model id/name to a preset; by parameter count otherwise (default SDXL)."""
-    key = (name or "").lower()
-    if "flux" in key:
-        return DIFFUSION_MODELS["flux"]
-    if "xl" in key:
-        return DIFFUSION_MODELS["sdxl"]
-    if "1.5" in key or "1-5" in key or "sd15" in key or "v1" in key:
-        return DIFFUSION_MODELS["sd15"]
-    if params_b is not None:
-        return min(DIFFUSION_MODELS.values(), key=lambda m: abs(m.denoiser_params_b - params_b))
-    return DIFFUSION_MODELS["sdxl"]
+def find_diffusion_model(model: ModelSpec | None, params_b: float | None) -> DiffusionModel:
+    """The constants for a catalog diffusion preset, with the catalog's own id and parameter count.
+
+    A preset without constants of its own, or a bare parameter count, takes the nearest by size
+    (default SDXL).
+    """
+    size = model.params_b if model is not None else params_b
+    key = BY_CATALOG_ID.get(model.id) if model is not None else None
+    if key is None:
+        if size is None:
+            return DIFFUSION_MODELS["sdxl"]
+        key = min(DIFFUSION_MODELS, key=lambda k: abs(DIFFUSION_MODELS[k].denoiser_params_b - size))
+    preset = DIFFUSION_MODELS[key]
+    if model is None:
+        return preset
+    return replace(preset, id=model.id, denoiser_params_b=model.params_b)
 
 
 def diffusion_parts(model: DiffusionModel, setup: Setup) -> MemoryParts:

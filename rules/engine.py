@@ -47,7 +47,7 @@ class Search:
 def resolve_shape(workload: Workload, method: str) -> tuple[Shape, list[Finding]]:
     """The model's shape, a typical one for a bare parameter count, or an 8B default."""
     if method == "diffusion":
-        preset = find_diffusion_model(workload.model.id if workload.model else None, workload.params_b)
+        preset = find_diffusion_model(workload.model, workload.params_b)
         return replace(typical_shape(preset.denoiser_params_b), name=preset.id, assumed=False), []
     if workload.model is not None:
         shape = shape_from_model(workload.model)

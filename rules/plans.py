@@ -149,8 +149,7 @@ class CandidateSpace:
 
     def parts(self, setup: Setup) -> MemoryParts:
         if setup.method == "diffusion":
-            model = self._workload.model
-            preset = find_diffusion_model(model.id if model else None, self._workload.params_b)
+            preset = find_diffusion_model(self._workload.model, self._workload.params_b)
             return diffusion_parts(preset, setup)
         return estimate_parts(self._shape, setup)
 
