@@ -6,11 +6,11 @@ import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol
+from typing import Protocol
 
 from rapidfuzz import fuzz
 
-from knowledge.resolve_models import ModelIndex, ModelMatch, normalise_model_name
+from knowledge.resolve_models import MAX_QUERY_CHARS, ModelIndex, ModelMatch, Status, normalise_model_name
 from knowledge.resolve_readings import (
     COUNT_WORDS,
     GCP_ID,
@@ -37,7 +37,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Status = Literal["found", "ambiguous", "none"]
 
 # Fuzzy matching: a candidate needs FUZZY_CUTOFF (0-100, rapidfuzz ratio on the compact key) and must
 # beat the runner-up GPU by FUZZY_MARGIN points; otherwise the answer is ambiguous or none.
@@ -46,7 +45,6 @@ FUZZY_MARGIN = 6.0
 SUGGEST_CUTOFF = 55.0  # below this a GPU is not worth suggesting
 MAX_SUGGESTIONS = 3
 MAX_FAMILY = 8  # a token run shared by more GPUs than this ("rtx") is too vague to list
-MAX_QUERY_CHARS = 200  # longer text is not a GPU name; answer "none" without work
 MEMORY_TOLERANCE = 0.12  # cloud memory (GiB, often usable) vs catalog VRAM (GB)
 _FORM_HINTS = {"pcie": "pcie", "pci": "pcie", "sxm": "sxm", "nvl": "nvl", "nvlink": "sxm"}  # words in instance names
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -10,17 +9,12 @@ from typing import Literal, Protocol
 
 from rapidfuzz import fuzz, process
 
+from knowledge.resolve_readings import NON_ALNUM as _NON_ALNUM
+from knowledge.resolve_readings import _TOKENS, compact_key
+
 Status = Literal["found", "ambiguous", "none"]
 MAX_QUERY_CHARS = 200  # longer text is not a model name
 MAX_CANDIDATES = 8  # more matches than this ("llama") is too vague to list
-_NON_ALNUM = re.compile(r"[^a-z0-9]+")
-_TOKENS = re.compile(r"[a-z]+|\d+")
-
-
-def compact_key(normalised: str) -> str:
-    """The normalised name without spaces: `llama 3 1 8b` and `llama3.1-8b` meet here."""
-    return normalised.replace(" ", "")
-
 
 # Model names: a trailing word from this set does not change the architecture.
 MODEL_SUFFIXES = frozenset(
