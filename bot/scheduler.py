@@ -22,7 +22,8 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import Engine
 
 from knowledge import digest_store as store
-from knowledge.history import as_utc, compute_digest, prices_at
+from knowledge.db import as_utc
+from knowledge.history import compute_digest, prices_at
 from knowledge.slack_store import prune_deliveries
 from rules.changes import DigestInput, Thresholds, per_gpu_cheapest
 

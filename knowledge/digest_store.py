@@ -204,7 +204,7 @@ def _save_states(s: Session, subscription_id: int, states: Mapping[SeriesKey, Se
 
 def load_states(engine: Engine, subscription_id: int) -> dict[SeriesKey, SeriesState]:
     """What the channel was last told, per series; empty before its first digest."""
-    from knowledge.history import as_utc
+    from knowledge.db import as_utc
 
     with Session(engine) as s:
         rows = s.execute(select(ChangeState).where(ChangeState.subscription_id == subscription_id)).scalars().all()
@@ -226,7 +226,7 @@ def take_over_period(
 
 def stuck_periods(engine: Engine, subscription_id: int, *, now: datetime, lease: timedelta = CLAIM_LEASE) -> list[DigestPeriod]:
     """Periods of a subscription left `retry`, or `claimed` longer than the lease: oldest first."""
-    from knowledge.history import as_utc
+    from knowledge.db import as_utc
 
     q = select(DigestPeriod).where(DigestPeriod.subscription_id == subscription_id,
                                    DigestPeriod.status.in_(("claimed", "retry")))  # type: ignore[attr-defined]
@@ -391,7 +391,7 @@ def resume_workspace(engine: Engine, *, team_id: str, now: datetime | None = Non
 
 def paused_teams(engine: Engine) -> dict[str, datetime]:
     """Workspaces with paused digests → when they were paused (the scheduler resumes them after a reinstall)."""
-    from knowledge.history import as_utc
+    from knowledge.db import as_utc
 
     q = select(DigestSubscription.team_id, DigestSubscription.last_error_at).where(DigestSubscription.status == "paused")
     out: dict[str, datetime] = {}

@@ -16,6 +16,7 @@ from decimal import Decimal
 from sqlalchemy import Engine, func, select
 
 from knowledge import tables
+from knowledge.db import as_utc
 from knowledge.digest_tables import PriceSourceStatus
 from rules.changes import (
     DigestInput,
@@ -49,11 +50,6 @@ class ImportInfo:
     def feed(self) -> str:
         """What an import replaces: a provider's catalog, or one custom file."""
         return self.provider_id or f"{self.source}:{self.file_name}"
-
-
-def as_utc(value: datetime) -> datetime:
-    """SQLite hands back naive datetimes; everything we store is UTC."""
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def list_imports(engine: Engine, *, until: datetime | None = None, since: datetime | None = None) -> list[ImportInfo]:

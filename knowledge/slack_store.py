@@ -15,6 +15,7 @@ from sqlalchemy import Engine, delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
+from knowledge.db import as_utc
 from knowledge.slack_tables import (
     NO_ID,
     SlackBot,
@@ -30,13 +31,6 @@ log = logging.getLogger(__name__)
 
 DELIVERY_KEEP = timedelta(days=2)  # Slack retries an event for about an hour; keep a margin
 OAUTH_STATE_TTL_S = 600
-
-
-def as_utc(moment: datetime | None) -> datetime | None:
-    """SQLite hands back naive datetimes for timezone-aware columns; we only ever store UTC."""
-    if moment is None or moment.tzinfo is not None:
-        return moment
-    return moment.replace(tzinfo=UTC)
 
 
 def _key(value: str | None) -> str:
