@@ -58,35 +58,20 @@ class DbInstallationStore(InstallationStore):
         return log
 
     def save(self, installation: Installation) -> None:
-        values = installation.to_dict()
-        values.update(
-            client_id=self.client_id,
-            enterprise_id=_key(installation.enterprise_id),
-            team_id=_key(installation.team_id),
-        )
-        key = dict(
-            client_id=self.client_id,
-            enterprise_id=values["enterprise_id"],
-            team_id=values["team_id"],
-            user_id=installation.user_id,
-        )
-        self._upsert(SlackInstallation, key, _fields(values, SlackInstallation))
+        self._save(SlackInstallation, installation.to_dict(), installation.enterprise_id, installation.team_id,
+                   user_id=installation.user_id)
         if installation.bot_token:
             self.save_bot(installation.to_bot())
 
     def save_bot(self, bot: Bot) -> None:
-        values = bot.to_dict()
-        values.update(
-            client_id=self.client_id,
-            enterprise_id=_key(bot.enterprise_id),
-            team_id=_key(bot.team_id),
-        )
-        key = dict(
-            client_id=self.client_id,
-            enterprise_id=values["enterprise_id"],
-            team_id=values["team_id"],
-        )
-        self._upsert(SlackBot, key, _fields(values, SlackBot))
+        self._save(SlackBot, bot.to_dict(), bot.enterprise_id, bot.team_id)
+
+    def _save(self, model: type[Any], values: dict[str, Any], enterprise_id: str | None, team_id: str | None,
+              **extra_key: Any) -> None:
+        """Upsert one installation or bot row, keyed by app, enterprise, team (and user for installations)."""
+        values.update(client_id=self.client_id, enterprise_id=_key(enterprise_id), team_id=_key(team_id))
+        key = {name: values[name] for name in ("client_id", "enterprise_id", "team_id")} | extra_key
+        self._upsert(model, key, _fields(values, model))
 
     def _upsert(self, model: type[Any], key: dict[str, Any], values: dict[str, Any]) -> None:
         for attempt in (1, 2):  # a concurrent insert of the same key: the second try updates it
