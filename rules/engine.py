@@ -19,7 +19,7 @@ from rules.ranking import (
     plan_usd_per_hour,
     rank,
 )
-from rules.setup import DEFAULT_METHOD, Setup
+from rules.setup import DEFAULT_METHOD, UNTIMED_METHODS, Setup
 from rules.shapes import Shape, shape_from_model, typical_shape, with_params
 from rules.tables import RuleTables
 from rules.tier import pick_tier
@@ -98,7 +98,7 @@ def score_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Work
     assert candidate is not None
     setup = candidate.setup
     tokens = dataset_tokens(workload, setup)
-    timed = setup.method not in ("inference", "diffusion")
+    timed = setup.method not in UNTIMED_METHODS
     hours = ref_hours = None
     if timed:
         hours = job_hours(tokens, shape.active_params_b, gpu, candidate.count, setup, tables,
@@ -143,7 +143,7 @@ def with_findings(option: Option, gpu: GpuSpec, setup: Setup, workload: Workload
 
 def effective_workload(workload: Workload, method: str, objective: str) -> tuple[Workload, bool]:
     """With the cheapest objective and no dataset size, a stated default dataset makes cost per job computable."""
-    if objective != "cheapest" or method in ("inference", "diffusion") or workload.tokens or workload.samples:
+    if objective != "cheapest" or method in UNTIMED_METHODS or workload.tokens or workload.samples:
         return workload, False
     return replace(workload, samples=DEFAULT_SAMPLES), True
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from rules.offers import SHARDED
-from rules.setup import Setup
+from rules.setup import UNTIMED_METHODS, Setup
 from rules.tables import RuleTables
 from rules.timing import break_even, peak_tflops
 from rules.types import GpuSpec, Provider, Workload
@@ -84,7 +84,7 @@ def guidance_findings(workload: Workload, setup: Setup, top: Sequence[Option], g
     best = top[0] if top else None
     if not top:
         out.append(Finding("fit.none", "fail", {"gpus_tried": len(gpus)}))
-    if setup.method in ("inference", "diffusion"):
+    if setup.method in UNTIMED_METHODS:
         # No hours: no measured decode rates / image throughputs in the calibration data, and the
         # Workload has no images x steps input; a guess would be presented as a fact.
         reason = "no_measured_decode_rates" if setup.method == "inference" else "no_images_steps_input"

@@ -14,6 +14,8 @@ DEFAULT_INFERENCE_SEQ_LEN = 4096
 DEFAULT_TRAIN_BATCH = 2
 DEFAULT_INFERENCE_BATCH = 1
 DEFAULT_RESOLUTION = 1024
+# Methods with no time model yet (no measured decode or image-step rates): no hours, no cost per job.
+UNTIMED_METHODS = frozenset({"inference", "diffusion"})
 
 _TARGET_NAMES = {
     "q": "q", "q_proj": "q", "wq": "q", "k": "k", "k_proj": "k", "wk": "k", "v": "v",
