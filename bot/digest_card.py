@@ -15,7 +15,7 @@ from typing import Any
 
 from bot.render.digest import MAX_CHANGES as MAX_LINES
 from bot.render.digest import MAX_GPUS
-from rules.changes import Change, DigestInput, GpuDigest, SeriesPrice
+from rules.market.changes import Change, DigestInput, GpuDigest, SeriesPrice
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from knowledge import digest_store as store
 from knowledge.db import as_utc
 from knowledge.history import compute_digest, prices_at
 from knowledge.slack_store import prune_deliveries
-from rules.changes import DigestInput, Thresholds, per_gpu_cheapest
+from rules.market.changes import DigestInput, Thresholds, per_gpu_cheapest
 
 log = logging.getLogger(__name__)
 EVENT_TYPE = "gpu_advisor_digest"

@@ -19,7 +19,7 @@ from knowledge.digest_tables import (
     PriceAlert,
     PriceSourceStatus,
 )
-from rules.changes import SeriesKey, SeriesState
+from rules.market.changes import SeriesKey, SeriesState
 
 log = logging.getLogger(__name__)
 CLAIM_LEASE = timedelta(minutes=5)  # a claim older than this whose owner never finished is taken over

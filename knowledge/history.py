@@ -18,7 +18,7 @@ from sqlalchemy import Engine, func, select
 from knowledge import tables
 from knowledge.db import as_utc
 from knowledge.digest_tables import PriceSourceStatus
-from rules.changes import (
+from rules.market.changes import (
     DigestInput,
     PricePoint,
     SeriesKey,

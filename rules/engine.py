@@ -3,29 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from rules.diffusion import find_diffusion_model
-from rules.guidance import guidance_findings, option_findings
-from rules.notable import notable_rejects
-from rules.offer_book import OfferBook, cheapest_in
-from rules.offers import SHARDED, cheapest, price_findings
-from rules.plans import CandidateSpace, Fit, counts_for, fit_gpu
-from rules.ranking import (
-    REFERENCE_TOKENS,
-    Scored,
-    capacity_of,
-    objective_for,
-    plan_usd_per_hour,
-    rank,
-)
-from rules.setup import DEFAULT_METHOD, UNTIMED_METHODS, Setup
-from rules.shapes import Shape, shape_from_model, typical_shape, with_params
+from rules.market.book import OfferBook
+from rules.memory.diffusion import find_diffusion_model
+from rules.plans.fit import CandidateSpace, counts_for
+from rules.plans.guidance import guidance_findings
+from rules.plans.notable import notable_rejects
+from rules.plans.ranking import objective_for, rank
+from rules.plans.search import Search, search, with_cost, with_findings
+from rules.plans.tier import pick_tier
 from rules.tables import RuleTables
-from rules.tier import pick_tier
-from rules.timing import dataset_tokens, job_hours, offer_cost
 from rules.types import GpuSpec, Offer, Provider, Workload
-from rules.verdict import Finding, Number, Option, Rejection, Verdict
+from rules.verdict import Finding, Number, Option, Verdict
+from rules.workload.setup import DEFAULT_METHOD, UNTIMED_METHODS, Setup
+from rules.workload.shapes import Shape, shape_from_model, typical_shape, with_params
 
 DEFAULT_PARAMS_B = 8.0
 TOP_OPTIONS = 3
@@ -33,15 +25,6 @@ TOP_OPTIONS = 3
 # hold 1k-100k examples (LIMA 1,000, arXiv:2305.11206; Dolly 15,011; Alpaca 52,002), 10k is their
 # geometric middle; one epoch, each sample at the sequence length. Stated in the assumptions.
 DEFAULT_SAMPLES = 10_000
-
-
-@dataclass(frozen=True, slots=True)
-class Search:
-    """One pass of the fit search over a pool of GPUs."""
-
-    scored: list[Scored]
-    rejections: list[Rejection]
-    fits: dict[str, Fit]
 
 
 def resolve_shape(workload: Workload, method: str) -> tuple[Shape, list[Finding]]:
@@ -90,79 +73,11 @@ def assumptions_of(workload: Workload, setup: Setup, shape: Shape) -> tuple[dict
     return values, defaulted
 
 
-def score_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Workload,
-                 shape: Shape, tables: RuleTables, providers: Mapping[str, Provider],
-                 book: OfferBook | None = None) -> Scored:
-    """The option (exact Decimal cost filled in later, for shown options only) and its ranking numbers."""
-    candidate = fit.candidate
-    assert candidate is not None
-    setup = candidate.setup
-    tokens = dataset_tokens(workload, setup)
-    timed = setup.method not in UNTIMED_METHODS
-    hours = ref_hours = None
-    if timed:
-        hours = job_hours(tokens, shape.active_params_b, gpu, candidate.count, setup, tables,
-                          workload.precision) if tokens is not None else None
-        ref_hours = hours if hours is not None else job_hours(
-            REFERENCE_TOKENS, shape.active_params_b, gpu, candidate.count, setup, tables, workload.precision)
-    rework = tables.spot_rework_fraction
-    prefer_link = candidate.count > 1 and setup.sharding in SHARDED and gpu.has_nvlink_class_link
-    if book is not None:  # the same pick from the snapshot's index (rules.offer_book)
-        pick = cheapest_in(book, gpu.id, candidate.count, hours, spot=bool(workload.spot), rework=rework,
-                           providers=providers, minimum_s=tables.billing_minimum_s, prefer_link=prefer_link)
-    else:
-        pick = cheapest(offers, candidate.count, hours, spot=bool(workload.spot), rework=rework,
-                        providers=providers, minimum_s=tables.billing_minimum_s, prefer_link=prefer_link)
-    offer, cost = pick.offer, pick.usd
-    per_hour = plan_usd_per_hour(offer, candidate.count)
-    work_usd = cost
-    if work_usd is None and per_hour is not None and ref_hours is not None:
-        work_usd = per_hour * ref_hours * (1.0 + (rework if workload.spot else 0.0))
-    nodes = max(1, -(-candidate.count // 8))
-    option = Option(gpu.id, candidate.count, nodes, setup.sharding, candidate.switches, candidate.estimate,
-                    round(hours, 3) if hours is not None else None, None, offer, ())
-    pcie_many = candidate.count > 2 and not gpu.has_nvlink_class_link
-    return Scored(option, work_usd, per_hour, ref_hours, capacity_of(gpu, candidate.count, setup.method), pcie_many)
-
-
-def with_cost(option: Option, workload: Workload, tables: RuleTables) -> Option:
-    """The exact per-job cost (billing increments, spot rework) on the option's offer."""
-    if option.offer is None or option.hours is None:
-        return option
-    rework = tables.spot_rework_fraction if workload.spot else 0.0
-    return replace(option, cost_usd=offer_cost(option.offer, option.count, option.hours, rework=rework,
-                                               minimum_s=tables.billing_minimum_s))
-
-
-def with_findings(option: Option, gpu: GpuSpec, setup: Setup, workload: Workload, tables: RuleTables,
-                  offers: Sequence[Offer]) -> Option:
-    """Findings are computed for the shown options only (keeps evaluate() fast)."""
-    prices = price_findings(option, gpu, offers, spot=bool(workload.spot))
-    return replace(option, findings=option_findings(option, gpu, setup, workload, tables) + prices)
-
-
 def effective_workload(workload: Workload, method: str, objective: str) -> tuple[Workload, bool]:
     """With the cheapest objective and no dataset size, a stated default dataset makes cost per job computable."""
     if objective != "cheapest" or method in UNTIMED_METHODS or workload.tokens or workload.samples:
         return workload, False
     return replace(workload, samples=DEFAULT_SAMPLES), True
-
-
-def search(pool: Mapping[str, GpuSpec], space: CandidateSpace, counts: tuple[int, ...], work: Workload,
-           offers_by_gpu: Mapping[str, Sequence[Offer]], shape: Shape, tables: RuleTables,
-           providers: Mapping[str, Provider], book: OfferBook | None = None) -> Search:
-    scored: list[Scored] = []
-    rejections: list[Rejection] = []
-    fits: dict[str, Fit] = {}
-    for gpu_id, gpu in pool.items():
-        fit = fit_gpu(gpu, space, counts, tables.headroom_fraction)
-        fits[gpu_id] = fit
-        if fit.rejection is not None:
-            rejections.append(fit.rejection)
-        else:
-            scored.append(score_option(fit, gpu, offers_by_gpu.get(gpu_id, ()), work, shape, tables, providers,
-                                       book))
-    return Search(scored, rejections, fits)
 
 
 def pinned_finding(gpu_id: str, search_result: Search, gpus: Mapping[str, GpuSpec]) -> Finding:
@@ -204,7 +119,7 @@ def shown_options(ranked: list[Option], alternatives: list[Option], pinned_gpu: 
 def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
                       offers_by_gpu: Mapping[str, Sequence[Offer]], providers: Mapping[str, Provider],
                       tables: RuleTables, offer_book: OfferBook | None = None) -> Verdict:
-    """`offer_book`: the same offers indexed once per snapshot (rules.offer_book); the result is identical."""
+    """`offer_book`: the same offers indexed once per snapshot (rules.market.book); the result is identical."""
     method = resolve_method(workload)
     objective = objective_for(workload)
     work, dataset_assumed = effective_workload(workload, method, objective)
@@ -243,3 +158,22 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     if workload.gpu and workload.gpu not in gpus:
         findings.append(Finding("gpu.unknown", "warn", {"gpu": workload.gpu}))
     return Verdict(workload, assumptions, defaulted, memory, top, notable, tuple(findings), tier)
+
+
+def evaluate(
+    workload: Workload,
+    *,
+    gpus: Mapping[str, GpuSpec],
+    offers_by_gpu: Mapping[str, Sequence[Offer]],
+    providers: Mapping[str, Provider],
+    tables: RuleTables,
+    offer_book: OfferBook | None = None,
+) -> Verdict:
+    """Evaluate a workload over the catalog: memory, plans per GPU, time, cost, tier, guidance.
+
+    `offer_book`: `OfferBook.build(offers_by_gpu)`, built once per snapshot, makes pricing faster; same result.
+    """
+    return evaluate_workload(
+        workload, gpus=gpus, offers_by_gpu=offers_by_gpu, providers=providers, tables=tables,
+        offer_book=offer_book,
+    )

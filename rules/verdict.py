@@ -1,23 +1,19 @@
-"""Result types of the advice engine (`Verdict` and its parts) and the `evaluate` entry point.
+"""Result types of the advice engine: `Verdict` and its parts (`Finding`, `MemoryEstimate`, `Option`, ...).
 
 These are the stable interface the cards helper renders: no display text, only codes and numbers.
 Memory is in GiB (2**30 bytes), time in hours, money in `Decimal` US dollars.
 Finding codes are stable ids (`fit.vram`, `link.pcie_many`, `spot.checkpoint`): see docs/CALIBRATION.md
-and `rules/findings.py` for the full list.
+for the list. The engine that produces them is `rules.engine.evaluate`; nothing here imports it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-from rules.types import GpuSpec, Offer, Provider, Workload
-
-if TYPE_CHECKING:
-    from rules.offer_book import OfferBook
-    from rules.tables import RuleTables
+from rules.types import Offer, Workload
 
 Outcome = Literal["pass", "fail", "warn", "info"]
 TierName = Literal["consumer", "workstation", "datacenter", "frontier"]
@@ -98,24 +94,3 @@ class Verdict:
     rejected: tuple[Rejection, ...]  # notable rejects, most relevant first
     findings: tuple[Finding, ...]  # workload-level guidance
     tier: TierName
-
-
-def evaluate(
-    workload: Workload,
-    *,
-    gpus: Mapping[str, GpuSpec],
-    offers_by_gpu: Mapping[str, Sequence[Offer]],
-    providers: Mapping[str, Provider],
-    tables: RuleTables,
-    offer_book: OfferBook | None = None,
-) -> Verdict:
-    """Evaluate a workload over the catalog: memory, plans per GPU, time, cost, tier, guidance.
-
-    `offer_book`: `OfferBook.build(offers_by_gpu)`, built once per snapshot, makes pricing faster; same result.
-    """
-    from rules.engine import evaluate_workload
-
-    return evaluate_workload(
-        workload, gpus=gpus, offers_by_gpu=offers_by_gpu, providers=providers, tables=tables,
-        offer_book=offer_book,
-    )

@@ -16,7 +16,7 @@ import pytest
 
 from bot.answer import answer
 from bot.parse import ask_to_workload, parse
-from rules.offers import GPUS_PER_NODE, has_fabric
+from rules.market.offers import GPUS_PER_NODE, has_fabric
 from rules.types import Workload
 
 NOW = datetime(2025, 6, 3, 9, 0, tzinfo=UTC)

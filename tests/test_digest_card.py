@@ -15,7 +15,7 @@ import pytest
 
 from bot.digest_card import builtin_card, digest_view, render_digest
 from bot.render.messages import LANGUAGES
-from rules.changes import Change, DigestInput, GpuDigest, SeriesKey, SeriesPrice, Thresholds
+from rules.market.changes import Change, DigestInput, GpuDigest, SeriesKey, SeriesPrice, Thresholds
 from rules.types import Provider
 
 NOW = datetime(2025, 6, 2, 9, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""Change detection (rules/changes.py): thresholds, hysteresis, new/gone, cheapest, spread, marketplaces."""
+"""Change detection (rules/market/changes.py): thresholds, hysteresis, new/gone, cheapest, spread, marketplaces."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from decimal import Decimal as D
 
 import pytest
 
-from rules.changes import (
+from rules.market.changes import (
     PricePoint,
     SeriesKey,
     SeriesPrice,

@@ -13,7 +13,7 @@ import bot.scheduler as scheduler_module
 from bot.scheduler import Scheduler, SchedulerConfig, StaticTokens
 from fake_slack_digest import FakeSlack
 from knowledge.history import compute_digest
-from rules.changes import Thresholds
+from rules.market.changes import Thresholds
 from test_digest_data import MONTH_START, play_month, real_rows, write_import
 from test_scheduler import at, snap, subscribe  # noqa: F401  (snap is a fixture)
 

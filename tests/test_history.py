@@ -8,7 +8,7 @@ from decimal import Decimal
 from sqlalchemy import Engine
 
 from knowledge.history import compute_digest, daily_cheapest, prices_at, source_ages
-from rules.changes import SeriesKey, Thresholds
+from rules.market.changes import SeriesKey, Thresholds
 from test_digest_data import MONTH_START, lambda_day, play_month, real_rows, write_import
 
 H100 = SeriesKey("h100-sxm-80gb", "lambda", 1, "on-demand")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from rules.calibration import evaluate_cases, is_held_out, summaries
+from rules.memory.calibration import evaluate_cases, is_held_out, summaries
 from test_rules_support import CASES
 
 TARGET = {"median": 10.0, "p90": 25.0, "band": 0.80}

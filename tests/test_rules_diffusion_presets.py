@@ -2,7 +2,7 @@
 
 import dataclasses
 
-from rules.diffusion import DIFFUSION_MODELS, find_diffusion_model
+from rules.memory.diffusion import DIFFUSION_MODELS, find_diffusion_model
 
 
 def test_catalog_presets_keep_their_id_and_catalog_size(snapshot):

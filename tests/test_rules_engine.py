@@ -9,10 +9,11 @@ from decimal import Decimal
 import pytest
 
 from rules.tables import RuleTableError, parse_rule_tables
-from rules.timing import flops_per_token, offer_cost
-from rules.setup import resolve_setup
+from rules.market.cost import offer_cost
+from rules.speed.training import flops_per_token
+from rules.workload.setup import resolve_setup
 from rules.types import Offer, Workload
-from rules.verdict import evaluate
+from rules.engine import evaluate
 from test_rules_support import catalog_gpus, model, offers_for, providers, tables
 
 GPUS = catalog_gpus()

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from rules.memory import GIB, estimate_parts
-from rules.setup import resolve_setup
-from rules.shapes import typical_shape
+from rules.memory.parts import GIB
+from rules.memory.training import estimate_parts
+from rules.workload.setup import resolve_setup
+from rules.workload.shapes import typical_shape
 from rules.types import Workload
-from rules.verdict import evaluate
+from rules.engine import evaluate
 from test_rules_support import catalog_gpus, model, offers_for, providers, tables
 
 GPUS = catalog_gpus()

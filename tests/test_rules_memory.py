@@ -7,9 +7,10 @@ from dataclasses import replace
 
 import pytest
 
-from rules.calibration import shape_from_config
-from rules.memory import GIB, adapter_param_count, estimate_parts, kv_cache_bytes
-from rules.setup import parse_lora_targets, resolve_setup
+from rules.memory.calibration import shape_from_config
+from rules.memory.parts import GIB
+from rules.memory.training import adapter_param_count, estimate_parts, kv_cache_bytes
+from rules.workload.setup import parse_lora_targets, resolve_setup
 from rules.types import Workload
 from test_rules_support import CASES
 
@@ -94,7 +95,7 @@ def test_torchtune_qlora_init_reserve_matches_the_tutorial_init_figure():
     The constant was derived from that one figure, so this checks the arithmetic, and that LoRA
     (no quantisation) and Hugging Face (quantises while loading, no figure) get no such reserve.
     """
-    from rules.memory import init_reserved_bytes
+    from rules.memory.training import init_reserved_bytes
 
     s = shape("meta-llama/Llama-2-7b-hf")
     qlora = resolve_setup(Workload(method="qlora", framework="torchtune", lora_targets="all"), method="qlora", gpus=1)

@@ -1,4 +1,4 @@
-"""The offer index picks exactly what the plain scan picks (rules.offer_book vs rules.offers.cheapest).
+"""The offer index picks exactly what the plain scan picks (rules.market.book vs rules.market.offers.cheapest).
 
 The book is a speed-up only: for every GPU, plan size, tier, job length and link preference the pick
 and its cost must be identical, including ties (first offer in price order wins), PCIe-only GPUs under
@@ -14,10 +14,10 @@ from test_rules_offers import PROVIDERS, offer
 from test_rules_support import catalog_gpus, model, tables
 
 from knowledge.snapshot import build_snapshot
-from rules.offer_book import OfferBook, cheapest_in
-from rules.offers import cheapest
+from rules.market.book import OfferBook, cheapest_in
+from rules.market.offers import cheapest
 from rules.types import Workload
-from rules.verdict import evaluate
+from rules.engine import evaluate
 
 COUNTS = (1, 2, 3, 4, 5, 8, 10, 16, 24, 64)
 HOURS = (None, 0.001, 0.5, 3.7, 250.0)

@@ -15,10 +15,10 @@ from decimal import Decimal
 
 from test_rules_support import catalog_gpus, model, tables
 
-from rules.offers import cheapest, has_fabric, price_findings, why_none
-from rules.timing import offer_cost
+from rules.market.offers import cheapest, has_fabric, price_findings, why_none
+from rules.market.cost import offer_cost
 from rules.types import Offer, Provider, Workload
-from rules.verdict import evaluate
+from rules.engine import evaluate
 
 GPUS = catalog_gpus()
 STAMP = datetime(2026, 1, 1, tzinfo=UTC)

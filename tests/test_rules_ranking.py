@@ -14,7 +14,7 @@ from decimal import Decimal
 from test_rules_support import catalog_gpus, model, offers_for, providers, tables
 
 from rules.types import Offer, Workload
-from rules.verdict import evaluate
+from rules.engine import evaluate
 
 GPUS = catalog_gpus()
 STAMP = datetime(2026, 1, 1, tzinfo=UTC)

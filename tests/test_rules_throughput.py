@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from rules.setup import resolve_setup
-from rules.throughput import observed_mfu, tokens_per_gpu_s
-from rules.timing import saturation
+from rules.workload.setup import resolve_setup
+from rules.speed.calibration import observed_mfu, tokens_per_gpu_s
+from rules.speed.training import saturation
 from rules.types import Workload
 
 

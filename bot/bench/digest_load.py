@@ -72,7 +72,7 @@ def time_digest(engine: Engine, snapshot: Any, *, repeat: int = 3) -> dict[str, 
     """compute_digest (24 h back from the newest import) + render_digest; best and median of `repeat`."""
     from bot.digest_card import render_digest
     from knowledge.history import compute_digest, list_imports
-    from rules.changes import Thresholds
+    from rules.market.changes import Thresholds
 
     newest = max(i.observed_at for i in list_imports(engine))
     times, changes = [], 0

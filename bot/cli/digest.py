@@ -63,7 +63,7 @@ def preview(ctx: Any, args: argparse.Namespace) -> dict[str, Any]:
     from bot.digest_card import changes_json, render_digest
     from bot.digest_commands import CommandProblem, resolve_gpus
     from knowledge.history import compute_digest, list_imports
-    from rules.changes import Thresholds
+    from rules.market.changes import Thresholds
 
     snapshot = ctx.snapshot()
     try:

@@ -106,7 +106,7 @@ def _parse_line(line: str, number: int) -> dict[str, Any]:
 
 def _run(values: dict[str, Any], snapshot: Any, tables: Any) -> dict[str, Any]:
     from rules.serialize import verdict_to_json
-    from rules.verdict import evaluate
+    from rules.engine import evaluate
 
     workload = build_workload(values, snapshot)
     verdict = evaluate(workload, gpus=snapshot.gpus, offers_by_gpu=snapshot.offers_by_gpu,
@@ -226,7 +226,7 @@ def _emit(result: dict[str, Any], *, as_json: bool) -> int:
 
 def print_calibration_report(cases_dir: Path, *, as_json: bool) -> int:
     """Median / p90 absolute % error and band coverage, overall, tuned vs held-out, per source."""
-    from rules.calibration import evaluate_cases, summaries
+    from rules.memory.calibration import evaluate_cases, summaries
 
     cases = json.loads((cases_dir / "memory_cases_dev.json").read_text(encoding="utf-8"))
     settings = json.loads((cases_dir / "memory_cases_settings.json").read_text(encoding="utf-8"))["cases"]
@@ -257,8 +257,8 @@ def _print_time_report(cases: list[Any], settings: dict[str, Any], models: dict[
     from knowledge.load import read_catalog
     from knowledge.rule_tables import load_rule_tables
     from knowledge.snapshot import gpu_spec
-    from rules.calibration import throughput_cases
-    from rules.throughput import MAX_PLAUSIBLE_MFU, fit_mfu, time_error_summary, time_errors
+    from rules.memory.calibration import throughput_cases
+    from rules.speed.calibration import MAX_PLAUSIBLE_MFU, fit_mfu, time_error_summary, time_errors
 
     gpus = {row.id: gpu_spec(row) for row in read_catalog()["gpus"]}  # type: ignore[arg-type]
     rows = throughput_cases(cases, settings, models, gpus)

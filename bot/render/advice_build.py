@@ -20,7 +20,7 @@ MAX_GPUS = 64
 
 def evaluate(workload: Workload, snapshot: Any, gpus: Any = None) -> Verdict:
     from knowledge.rule_tables import load_rule_tables
-    from rules.verdict import evaluate as run
+    from rules.engine import evaluate as run
 
     return run(workload, gpus=gpus if gpus is not None else snapshot.gpus, offers_by_gpu=snapshot.offers_by_gpu,
                providers=snapshot.providers, tables=load_rule_tables(), offer_book=offer_book(snapshot))

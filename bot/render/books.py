@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.render.market import GpuMarket, summarise
-from rules.offer_book import OfferBook
+from rules.market.book import OfferBook
 
 
 def _derived(snapshot: Any, key: str, build: Any) -> Any:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from rules.offers import SHARDED
-from rules.setup import UNTIMED_METHODS, Setup
+from rules.market.cost import break_even
+from rules.market.offers import SHARDED
+from rules.speed.training import peak_tflops
 from rules.tables import RuleTables
-from rules.timing import break_even, peak_tflops
 from rules.types import GpuSpec, Provider, Workload
 from rules.verdict import Finding, Option
-
+from rules.workload.setup import UNTIMED_METHODS, Setup
 
 
 def _fit(option: Option, gpu: GpuSpec) -> Finding:

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
+from rules.plans.search import Search
 from rules.tables import RuleTables
 from rules.types import GpuSpec
 from rules.verdict import Option, Rejection
-
-if TYPE_CHECKING:
-    from rules.engine import Search
 
 NOTABLE_REJECTS = 4
 # A reject is a near miss when its card has at least this share of the best plan's per-GPU memory:

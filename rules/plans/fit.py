@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from rules.diffusion import diffusion_parts, find_diffusion_model
-from rules.memory import MemoryParts, estimate_parts, to_estimate
-from rules.offers import GPUS_PER_NODE
-from rules.setup import Setup, resolve_setup, with_switch
-from rules.shapes import Shape
+from rules.market.offers import GPUS_PER_NODE
+from rules.memory.diffusion import diffusion_parts, find_diffusion_model
+from rules.memory.parts import MemoryParts, to_estimate
+from rules.memory.training import estimate_parts
 from rules.types import GpuSpec, Workload
 from rules.verdict import MemoryEstimate, Rejection
+from rules.workload.setup import Setup, resolve_setup, with_switch
+from rules.workload.shapes import Shape
 
 # micro_batch: micro-batch 1 with gradient accumulation keeps the effective batch (same maths, same
 # tokens per optimizer step) and halves activations and logits; offered only when the user gave no batch.

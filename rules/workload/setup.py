@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from rules.frameworks import ALL_LINEAR, FRAMEWORK_DEFAULTS, OPTIMIZERS
 from rules.types import Workload
+from rules.workload.frameworks import ALL_LINEAR, FRAMEWORK_DEFAULTS, OPTIMIZERS
 
 DEFAULT_FRAMEWORK = "hf"
 DEFAULT_METHOD = "lora"

@@ -8,11 +8,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from rules.memory import GIB, estimate_parts, to_estimate
-from rules.setup import Setup, resolve_setup
-from rules.shapes import Shape
-from rules.throughput import ThroughputCase, observed_mfu, percentile, tokens_per_gpu_s
+from rules.memory.parts import GIB, to_estimate
+from rules.memory.training import estimate_parts
+from rules.speed.calibration import ThroughputCase, observed_mfu, percentile, tokens_per_gpu_s
 from rules.types import GpuSpec, Workload
+from rules.workload.setup import Setup, resolve_setup
+from rules.workload.shapes import Shape
 
 HOLDOUT_MODULUS = 3  # a case is held out when sha256(id) % 3 == 0 (never tuned on)
 # Setup fields a case may pin because its source states them (e.g. torch.compile on -> fused kernels).

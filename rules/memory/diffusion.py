@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from rules.frameworks import optimizer_state_bytes, weight_and_grad_bytes
-from rules.memory import CUDA_CONTEXT_GIB, GIB, RESERVE_FRACTION, MemoryParts
-from rules.setup import Setup
+from rules.memory.parts import CUDA_CONTEXT_GIB, GIB, RESERVE_FRACTION, MemoryParts
 from rules.types import ModelSpec
+from rules.workload.frameworks import optimizer_state_bytes, weight_and_grad_bytes
+from rules.workload.setup import Setup
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """Offers indexed once per snapshot: per GPU and tier, the offers able to provide a plan of N GPUs.
 
-`rules.offers.cheapest` scans a GPU's offers cheapest-first and skips those of the other tier or
+`rules.market.offers.cheapest` scans a GPU's offers cheapest-first and skips those of the other tier or
 unable to provide the plan; at 100,000 offers that scan was most of an answer. The book keeps, per
 GPU and tier, the offers of at least each instance size (and their NVLink-class subset) and the
 offers that can join a multi-node plan, each in the snapshot's order. Scanning such a subsequence
@@ -14,11 +14,11 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from rules.offers import GPUS_PER_NODE, Pick, can_provide, linked
+from rules.market.offers import GPUS_PER_NODE, Pick, can_provide, linked
 from rules.types import Offer, Provider
 
 # One offer as the scan reads it: $/GPU-hour and instance $/hour as floats (the same values
-# rules.offers.cheapest converts per offer), GPUs per instance, billing step, provider, the offer.
+# rules.market.offers.cheapest converts per offer), GPUs per instance, billing step, provider, the offer.
 Row = tuple[float, float, int, int, str, Offer]
 
 
@@ -84,7 +84,7 @@ class OfferBook:
 
 def cheapest_in(book: OfferBook, gpu_id: str, count: int, hours: float | None, *, spot: bool, rework: float,
                 providers: Mapping[str, Provider], minimum_s: Mapping[str, int], prefer_link: bool) -> Pick:
-    """`rules.offers.cheapest` over the GPU's offers, from the book: the same pick, fewer offers looked at.
+    """`rules.market.offers.cheapest` over the GPU's offers, from the book: the same pick, fewer offers looked at.
 
     With `prefer_link`, the cheapest NVLink-class offer wins whenever one can provide the plan, so the
     linked subsequence alone decides; only when it is empty are the others scanned (all of them, as
@@ -107,7 +107,7 @@ def cheapest_in(book: OfferBook, gpu_id: str, count: int, hours: float | None, *
 
 def _scan(rows: Sequence[Row], count: int, seconds: float, bounded: bool, providers: Mapping[str, Provider],
           minimum_s: Mapping[str, int]) -> tuple[Offer | None, float]:
-    """The loop of rules.offers.cheapest over one group of rows (same arithmetic, same first-cheapest tie
+    """The loop of rules.market.offers.cheapest over one group of rows (same arithmetic, same first-cheapest tie
     rule); `bounded`: the best so far bounds the scan (False only for the non-preferred fallback)."""
     floor_factor = count * seconds
     best: Offer | None = None

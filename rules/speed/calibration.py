@@ -7,8 +7,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from rules.setup import Setup
-from rules.timing import flops_per_token, saturation
+from rules.speed.training import flops_per_token, saturation
+from rules.workload.setup import Setup
 
 # Qwen README profiling: "batch size 1, gradient accumulation 8" -> one iteration = 8 micro-batches
 # per GPU (the count comes from the case settings, `micro_batches_per_it`).

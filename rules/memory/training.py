@@ -10,19 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rules.frameworks import optimizer_state_bytes, weight_and_grad_bytes
-from rules.setup import Setup
-from rules.shapes import Shape
-from rules.verdict import MemoryEstimate
+from rules.memory.parts import CUDA_CONTEXT_GIB, GIB, RESERVE_FRACTION, MemoryParts
+from rules.workload.frameworks import optimizer_state_bytes, weight_and_grad_bytes
+from rules.workload.setup import Setup
+from rules.workload.shapes import Shape
 
-GIB = float(2**30)
-
-# CUDA context + cuBLAS/cuDNN workspaces as nvidia-smi shows them on A100/H100 with PyTorch 2.x
-# (0.5-0.9 GiB; PyTorch CUDA semantics notes). Calibrated value; see docs/CALIBRATION.md.
-CUDA_CONTEXT_GIB = 0.6
-# The caching allocator reserves more than it hands out: fragmentation over the dynamic
-# (per-step) tensors. Calibrated; see docs/CALIBRATION.md.
-RESERVE_FRACTION = 0.08
 # Bytes per logit element at the loss peak: bf16 logits (2) + fp32 upcast (4) + fp32 log-softmax
 # (4) kept for backward, then fp32 gradient (4) + gradient of the upcast (4) = 18. torchtune's
 # README shows 17.1 GiB saved by chunked CE on Llama 3.2 3B at b=2, s=4096 (1.05e9 logits).
@@ -57,38 +49,6 @@ NF4_BYTES = 0.5 + 1 / 64 + 4 / (64 * 256)
 # rows of that table are *not* used for this constant. Single device only (FSDP loads shards).
 QUANTISE_ON_INIT_FRAGMENT = 0.40
 QUANTISE_ON_INIT_FRAMEWORKS = ("torchtune",)
-# Relative uncertainty of each part (low, high): states are exact to a few %, activations depend
-# on kernels and library versions, logits on how the loss upcasts (8-18 B per logit element).
-DYNAMIC_BAND = (0.30, 0.40)
-LOGIT_BAND = (0.55, 0.10)
-STATE_BAND = (0.04, 0.06)
-# No blanket band: the band is the sum of the part-wise uncertainties above. What a source or a
-# user did not state (checkpointing, batch, sequence length, model shape) widens it by evaluating
-# the alternatives (rules/calibration.py `unknown`; `widen` for an assumed model shape).
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryParts:
-    """Bytes per GPU by part (GiB) plus the three levels a measurement can report."""
-
-    weights: float
-    gradients: float
-    optimizer: float
-    adapters: float
-    activations: float
-    logits: float
-    context: float
-    reserve: float
-    cpu_offload: float
-    allocated_peak: float  # what torch.cuda.max_memory_allocated would show
-
-    @property
-    def reserved_peak(self) -> float:
-        return self.allocated_peak + self.reserve
-
-    @property
-    def device_peak(self) -> float:
-        return self.reserved_peak + self.context
 
 
 def adapter_param_count(shape: Shape, rank: int, targets: tuple[str, ...]) -> float:
@@ -292,30 +252,4 @@ def _inference_parts(shape: Shape, setup: Setup) -> MemoryParts:
         weights=weights / n / GIB, gradients=0.0, optimizer=0.0, adapters=0.0,
         activations=kv / n / GIB + work / GIB, logits=0.0, context=CUDA_CONTEXT_GIB,
         reserve=RESERVE_FRACTION * work / GIB, cpu_offload=0.0, allocated_peak=per_gpu / GIB,
-    )
-
-
-def to_estimate(parts: MemoryParts, setup: Setup, *, widen: float = 0.0) -> MemoryEstimate:
-    """The public estimate: expected device peak and a band; `widen` adds uncertainty for defaults."""
-    static = parts.weights + parts.optimizer + parts.adapters
-    dynamic = parts.device_peak - static - parts.context - parts.logits
-    expected = parts.device_peak
-    low = (static * (1 - STATE_BAND[0]) + dynamic * (1 - DYNAMIC_BAND[0] - widen)
-           + parts.logits * (1 - LOGIT_BAND[0]) + parts.context * 0.5)
-    high = (static * (1 + STATE_BAND[1]) + dynamic * (1 + DYNAMIC_BAND[1] + 2 * widen)
-            + parts.logits * (1 + LOGIT_BAND[1]) + parts.context)
-    if widen:
-        low = min(low, expected * (1 - widen))
-        high = max(high, expected * (1 + 2 * widen))
-    breakdown = {
-        "weights": parts.weights, "gradients": parts.gradients, "optimizer": parts.optimizer,
-        "adapters": parts.adapters, "activations": parts.activations, "logits": parts.logits,
-        "overhead": parts.context + parts.reserve,
-    }
-    residual = parts.device_peak - sum(breakdown.values())
-    breakdown["overhead"] += residual  # keeps the breakdown summing to the peak
-    return MemoryEstimate(
-        per_gpu_gib=round(expected, 3), low_gib=round(max(low, 0.0), 3),
-        high_gib=round(high, 3), breakdown={k: round(v, 3) for k, v in breakdown.items()},
-        gpus=setup.gpus, sharding=setup.sharding, cpu_offload_gib=round(parts.cpu_offload, 3),
     )

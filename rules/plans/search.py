@@ -1,0 +1,100 @@
+"""One pass of the fit search over a pool of GPUs: each GPU's smallest fitting plan, priced and scored.
+
+`score_option` gives the ranking numbers of a fitting plan (rules.plans.ranking); the exact cost per
+job (`with_cost`) and the option's findings (`with_findings`) are added for the shown options only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from rules.market.book import OfferBook, cheapest_in
+from rules.market.cost import offer_cost
+from rules.market.offers import SHARDED, cheapest, price_findings
+from rules.plans.fit import CandidateSpace, Fit, fit_gpu
+from rules.plans.guidance import option_findings
+from rules.plans.ranking import REFERENCE_TOKENS, Scored, capacity_of, plan_usd_per_hour
+from rules.speed.training import dataset_tokens, job_hours
+from rules.tables import RuleTables
+from rules.types import GpuSpec, Offer, Provider, Workload
+from rules.verdict import Option, Rejection
+from rules.workload.setup import UNTIMED_METHODS, Setup
+from rules.workload.shapes import Shape
+
+
+@dataclass(frozen=True, slots=True)
+class Search:
+    """One pass of the fit search over a pool of GPUs."""
+
+    scored: list[Scored]
+    rejections: list[Rejection]
+    fits: dict[str, Fit]
+
+
+def score_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Workload,
+                 shape: Shape, tables: RuleTables, providers: Mapping[str, Provider],
+                 book: OfferBook | None = None) -> Scored:
+    """The option (exact Decimal cost filled in later, for shown options only) and its ranking numbers."""
+    candidate = fit.candidate
+    assert candidate is not None
+    setup = candidate.setup
+    tokens = dataset_tokens(workload, setup)
+    timed = setup.method not in UNTIMED_METHODS
+    hours = ref_hours = None
+    if timed:
+        hours = job_hours(tokens, shape.active_params_b, gpu, candidate.count, setup, tables,
+                          workload.precision) if tokens is not None else None
+        ref_hours = hours if hours is not None else job_hours(
+            REFERENCE_TOKENS, shape.active_params_b, gpu, candidate.count, setup, tables, workload.precision)
+    rework = tables.spot_rework_fraction
+    prefer_link = candidate.count > 1 and setup.sharding in SHARDED and gpu.has_nvlink_class_link
+    if book is not None:  # the same pick from the snapshot's index (rules.market.book)
+        pick = cheapest_in(book, gpu.id, candidate.count, hours, spot=bool(workload.spot), rework=rework,
+                           providers=providers, minimum_s=tables.billing_minimum_s, prefer_link=prefer_link)
+    else:
+        pick = cheapest(offers, candidate.count, hours, spot=bool(workload.spot), rework=rework,
+                        providers=providers, minimum_s=tables.billing_minimum_s, prefer_link=prefer_link)
+    offer, cost = pick.offer, pick.usd
+    per_hour = plan_usd_per_hour(offer, candidate.count)
+    work_usd = cost
+    if work_usd is None and per_hour is not None and ref_hours is not None:
+        work_usd = per_hour * ref_hours * (1.0 + (rework if workload.spot else 0.0))
+    nodes = max(1, -(-candidate.count // 8))
+    option = Option(gpu.id, candidate.count, nodes, setup.sharding, candidate.switches, candidate.estimate,
+                    round(hours, 3) if hours is not None else None, None, offer, ())
+    pcie_many = candidate.count > 2 and not gpu.has_nvlink_class_link
+    return Scored(option, work_usd, per_hour, ref_hours, capacity_of(gpu, candidate.count, setup.method), pcie_many)
+
+
+def with_cost(option: Option, workload: Workload, tables: RuleTables) -> Option:
+    """The exact per-job cost (billing increments, spot rework) on the option's offer."""
+    if option.offer is None or option.hours is None:
+        return option
+    rework = tables.spot_rework_fraction if workload.spot else 0.0
+    return replace(option, cost_usd=offer_cost(option.offer, option.count, option.hours, rework=rework,
+                                               minimum_s=tables.billing_minimum_s))
+
+
+def with_findings(option: Option, gpu: GpuSpec, setup: Setup, workload: Workload, tables: RuleTables,
+                  offers: Sequence[Offer]) -> Option:
+    """Findings are computed for the shown options only (keeps evaluate() fast)."""
+    prices = price_findings(option, gpu, offers, spot=bool(workload.spot))
+    return replace(option, findings=option_findings(option, gpu, setup, workload, tables) + prices)
+
+
+def search(pool: Mapping[str, GpuSpec], space: CandidateSpace, counts: tuple[int, ...], work: Workload,
+           offers_by_gpu: Mapping[str, Sequence[Offer]], shape: Shape, tables: RuleTables,
+           providers: Mapping[str, Provider], book: OfferBook | None = None) -> Search:
+    scored: list[Scored] = []
+    rejections: list[Rejection] = []
+    fits: dict[str, Fit] = {}
+    for gpu_id, gpu in pool.items():
+        fit = fit_gpu(gpu, space, counts, tables.headroom_fraction)
+        fits[gpu_id] = fit
+        if fit.rejection is not None:
+            rejections.append(fit.rejection)
+        else:
+            scored.append(score_option(fit, gpu, offers_by_gpu.get(gpu_id, ()), work, shape, tables, providers,
+                                       book))
+    return Search(scored, rejections, fits)
