@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from bot.answer import Reply, answer, apply_action
+from bot.answer.pipeline import answer, apply_action
+from bot.answer.reply import Reply
 from bot.render.limits import check_message
 
 NOW = datetime(2025, 6, 3, 9, 0, tzinfo=UTC)
@@ -106,7 +107,7 @@ def test_follow_up_refines_the_previous_request(snapshot: Any) -> None:
 
 def test_a_failing_component_gives_an_error_card_in_the_users_language(snapshot: Any,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    import bot.render.routes as routes
+    import bot.answer.routes as routes
 
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("secret internal detail")

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bot.answer import answer
+from bot.answer.pipeline import answer
 
 NOW = datetime(2025, 6, 3, 9, 0, tzinfo=UTC)
 BUDGET_QUESTIONS = [
@@ -20,8 +20,8 @@ BUDGET_QUESTIONS = [
 def test_on_a_budget_the_best_pick_is_the_cheapest_per_job_and_sized_for_the_job(snapshot: Any,
                                                                                question: str) -> None:
     """13-15B QLoRA needs ~13-24 GiB per GPU: a 24-48 GB card does it; 'on a budget' means cost per job."""
-    from bot.render.actions import workload_from_state
-    from bot.render.advice_build import evaluate
+    from bot.answer.actions import workload_from_state
+    from bot.answer.advice import evaluate
 
     reply = answer(question, snapshot=snapshot, now=NOW)
     assert reply.state["w"]["objective"] == "cheapest"
@@ -44,7 +44,7 @@ def test_pinned_question_gets_a_direct_no_and_plans_that_fit(snapshot: Any) -> N
 def test_no_raw_shape_ids_in_assumptions(snapshot: Any) -> None:
     """A workload without a model (e.g. a what-if state) is evaluated on a typical 8B shape: the card says
     so in words (finding model.missing), never with the internal id 'typical-8b'."""
-    from bot.render.advice_build import recommendation_reply
+    from bot.answer.advice import recommendation_reply
     from rules.types import Workload
 
     reply = recommendation_reply(Workload(method="lora", tokens=1e6), snapshot=snapshot, lang="en", question="",

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bot.answer import answer
+from bot.answer.pipeline import answer
 from knowledge.kb import get_entry
 
 NOW = datetime(2026, 11, 21, 9, 0, tzinfo=UTC)

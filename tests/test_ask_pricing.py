@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from bot.answer import answer
+from bot.answer.pipeline import answer
 from bot.parse import ask_to_workload, parse
 from rules.market.offers import GPUS_PER_NODE, has_fabric
 from rules.types import Workload
@@ -24,8 +24,8 @@ QUESTION_70B = "will llama 3.1 70b full fine-tune fit on 8x A100 40GB?"
 
 
 def verdict_for(question: str, snapshot: Any):  # type: ignore[no-untyped-def]
-    from bot.render.actions import workload_from_state
-    from bot.render.advice_build import evaluate
+    from bot.answer.actions import workload_from_state
+    from bot.answer.advice import evaluate
 
     reply = answer(question, snapshot=snapshot, now=NOW)
     return reply, evaluate(workload_from_state(reply.state["w"], snapshot.models), snapshot)
@@ -63,7 +63,7 @@ def test_70b_pinned_gpu_plan_is_listed_and_priced_from_aws_8_gpu_instances(snaps
     Workload(params_b=70.0, method="inference", objective="cheapest"),
 ])
 def test_no_plan_is_priced_from_an_instance_that_cannot_provide_it(snapshot: Any, workload: Workload) -> None:
-    from bot.render.advice_build import evaluate
+    from bot.answer.advice import evaluate
 
     for option in evaluate(workload, snapshot).options:
         if option.offer is None:

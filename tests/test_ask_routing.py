@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from bot.answer import answer
+from bot.answer.pipeline import answer
 from bot.parse import parse
-from bot.render.routes import asks_why, carries_workload
+from bot.answer.routes import asks_why, carries_workload
 
 NOW = datetime(2025, 6, 3, 9, 0, tzinfo=UTC)
 
@@ -37,7 +37,7 @@ def _engine_forbidden(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*_: Any, **__: Any) -> Any:
         raise AssertionError("the whole-catalog evaluation ran for a question without a workload")
 
-    monkeypatch.setattr("bot.render.advice_build.evaluate", refuse)
+    monkeypatch.setattr("bot.answer.advice.evaluate", refuse)
 
 
 @pytest.mark.parametrize("question", NO_WORKLOAD)

@@ -12,7 +12,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.answer import answer
+from bot.answer.pipeline import answer
 from bot.render.cards import render_card
 from bot.render.limits import MAX_BLOCKS, MAX_PAYLOAD_CHARS, MAX_SECTION_TEXT, check_message
 from bot.render.messages import LANGUAGES

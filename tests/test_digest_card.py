@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bot.digest_card import builtin_card, digest_view, render_digest
+from bot.digest.card import builtin_card, digest_view, render_digest
 from bot.render.messages import LANGUAGES
 from rules.market.changes import Change, DigestInput, GpuDigest, SeriesKey, SeriesPrice, Thresholds
 from rules.types import Provider
@@ -62,7 +62,7 @@ def test_card_view_changes_carry_display_names_and_ids() -> None:
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_every_language_renders_through_the_template(lang: str, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.ERROR, logger="bot.digest_card"):
+    with caplog.at_level(logging.ERROR, logger="bot.digest.card"):
         message = render_digest(_digest(), gpus=GPUS, providers=PROVIDERS, lang=lang, now=NOW)
     assert not caplog.records, "fell back to the built-in English card"
     header = message["blocks"][0]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from bot.digest_commands import handle_alert_command, handle_digest_command, list_for_user, parse_time
+from bot.digest.commands import handle_alert_command, handle_digest_command, list_for_user, parse_time
 from knowledge import digest_store as store
 from knowledge import tables
 from knowledge.snapshot import build_snapshot, gpu_spec

@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import Engine
 from test_digest_data import seed_catalog
 
-from bot import digest_texts
-from bot.digest_commands import handle_alert_command, handle_digest_command, list_for_user
+from bot.digest import texts as digest_texts
+from bot.digest.commands import handle_alert_command, handle_digest_command, list_for_user
 from bot.render.messages import LANGUAGES, placeholders
 from knowledge import digest_store as store
 from knowledge import tables
@@ -57,7 +57,7 @@ def test_every_key_in_every_language_with_the_same_placeholders() -> None:
 def test_every_code_the_commands_and_scheduler_use_is_in_the_catalog() -> None:
     root = Path(__file__).resolve().parents[1]
     used: set[str] = set()
-    for path in ("bot/digest_commands.py", "bot/scheduler.py", "bot/slack/digest_bridge.py", "bot/digest_texts.py"):
+    for path in ("bot/digest/commands.py", "bot/digest/scheduler.py", "bot/slack/digest_bridge.py", "bot/digest/texts.py"):
         used |= set(re.findall(r'"((?:digest|alert|problem|delivery|home|gpus)\.[a-z_.]+)"', (root / path).read_text()))
     assert used, "no codes found: the pattern is wrong"
     assert used <= set(digest_texts.catalog("en")), used - set(digest_texts.catalog("en"))

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-import bot.scheduler as scheduler_module
-from bot.scheduler import Scheduler, SchedulerConfig, StaticTokens
+import bot.digest.scheduler as scheduler_module
+from bot.digest.scheduler import Scheduler, SchedulerConfig, StaticTokens
 from fake_slack_digest import FakeSlack
 from knowledge.history import compute_digest
 from rules.market.changes import Thresholds

@@ -12,8 +12,8 @@ from sqlalchemy import Engine
 from test_digest_data import MONTH_START, play_month, seed_catalog
 from test_scheduler import at, slack, snap, subscribe  # noqa: F401  (slack, snap: fixtures)
 
-from bot.digest_commands import handle_alert_command, list_for_user
-from bot.scheduler import InstallationTokens, Scheduler, SchedulerConfig
+from bot.digest.commands import handle_alert_command, list_for_user
+from bot.digest.scheduler import InstallationTokens, Scheduler, SchedulerConfig
 from knowledge import digest_store as store
 from knowledge.digest_store import Paused, SubscriptionSettings
 

@@ -15,8 +15,8 @@ from fake_slack_digest import FakeSlack
 from sqlalchemy import Engine
 from test_digest_data import MONTH_START, lambda_day, play_month, real_rows, write_import
 
-from bot.digest_commands import handle_alert_command, handle_digest_command, list_for_user
-from bot.scheduler import EVENT_TYPE, Scheduler, SchedulerConfig, StaticTokens, due_period
+from bot.digest.commands import handle_alert_command, handle_digest_command, list_for_user
+from bot.digest.scheduler import EVENT_TYPE, Scheduler, SchedulerConfig, StaticTokens, due_period
 from knowledge import digest_store as store
 from knowledge import tables
 from knowledge.snapshot import build_snapshot, gpu_spec
@@ -171,7 +171,7 @@ def test_undeliverable_is_recorded_and_shown_never_doubled(engine: Engine, snap:
     assert set(s.run_once(at(5)).outcomes) == {"failed"}
     assert set(s.run_once(at(5, 10)).outcomes) == {"held_elsewhere"}  # the period is closed, not retried forever
     home = list_for_user(engine, snapshot=snap, team_id="T1", user_id="U1")
-    assert home.errors == (f"⚠ <#C1>: {shown}",)  # worded for people (bot/locales_digest/en.json), not the code
+    assert home.errors == (f"⚠ <#C1>: {shown}",)  # worded for people (bot/digest/locales/en.json), not the code
     # Fixed (bot invited / reinstalled): the next period reports everything since the last delivered digest.
     slack.state.channel_errors.clear()
     slack.state.revoked_tokens.clear()

@@ -12,7 +12,7 @@ from sqlalchemy import Engine
 from test_digest_data import play_month
 from test_scheduler import at, scheduler, slack, snap, subscribe  # noqa: F401  (slack, snap: fixtures)
 
-from bot.digest_commands import list_for_user
+from bot.digest.commands import list_for_user
 from knowledge import digest_store as store
 
 

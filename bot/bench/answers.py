@@ -38,7 +38,7 @@ def percentile(values: list[float], pct: float) -> float:
 
 def time_answers(snapshot: Any, corpus: tuple[Request, ...], *, rounds: int = 1) -> dict[str, Any]:
     """One warm-up pass, then `rounds` timed passes: p50/p99 ms per request, and the card kinds seen."""
-    from bot.answer import answer
+    from bot.answer.pipeline import answer
 
     kinds: dict[str, int] = {}
     for request in corpus:
@@ -62,7 +62,7 @@ def time_answers(snapshot: Any, corpus: tuple[Request, ...], *, rounds: int = 1)
 
 def slowest(snapshot: Any, corpus: tuple[Request, ...], count: int = 5) -> list[tuple[float, str]]:
     """The `count` slowest requests (ms, text), best of three tries each."""
-    from bot.answer import answer
+    from bot.answer.pipeline import answer
 
     best: list[tuple[float, str]] = []
     for request in corpus:

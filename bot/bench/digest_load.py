@@ -70,7 +70,7 @@ def observation_count(engine: Engine) -> int:
 
 def time_digest(engine: Engine, snapshot: Any, *, repeat: int = 3) -> dict[str, Any]:
     """compute_digest (24 h back from the newest import) + render_digest; best and median of `repeat`."""
-    from bot.digest_card import render_digest
+    from bot.digest.card import render_digest
     from knowledge.history import compute_digest, list_imports
     from rules.market.changes import Thresholds
 

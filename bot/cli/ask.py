@@ -27,7 +27,7 @@ def preview_url(blocks: Any) -> str:
 
 
 def cmd_ask(args: Any) -> int:
-    from bot.answer import answer
+    from bot.answer.pipeline import answer
     from bot.cli.context import open_context, queries
 
     snapshot = open_context().snapshot()

@@ -117,7 +117,7 @@ def _profiles(result: dict[str, Any], url: str, base: Any) -> dict[str, Any]:
     missed = {row["budget"] for row in result["budgets"] if row["verdict"] == "miss"}
     out: dict[str, Any] = {}
     if missed & {"answer_10k", "answer_100k"}:
-        from bot.answer import answer
+        from bot.answer.pipeline import answer
 
         corpus = load_corpus()
         snap = scaled_snapshot(base, 100_000 if "answer_100k" in missed else 10_000)

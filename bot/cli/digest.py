@@ -60,8 +60,8 @@ def _decimal(text: str, flag: str) -> Decimal:
 def preview(ctx: Any, args: argparse.Namespace) -> dict[str, Any]:
     """{changes, card} between the prices at --since and the latest."""
     from bot.cli.context import CliError
-    from bot.digest_card import changes_json, render_digest
-    from bot.digest_commands import CommandProblem, resolve_gpus
+    from bot.digest.card import changes_json, render_digest
+    from bot.digest.commands import CommandProblem, resolve_gpus
     from knowledge.history import compute_digest, list_imports
     from rules.market.changes import Thresholds
 
@@ -101,7 +101,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
 
 def build_scheduler(ctx: Any, *, dry_run: bool = False, lease_s: float = 300.0, timeout_s: int = 30) -> Any:
     """A Scheduler on the context's database, with the workspace tokens available (bot token or OAuth store)."""
-    from bot.scheduler import InstallationTokens, Scheduler, SchedulerConfig, StaticTokens, TokenSource
+    from bot.digest.scheduler import InstallationTokens, Scheduler, SchedulerConfig, StaticTokens, TokenSource
     from knowledge.snapshot import load_snapshot
 
     settings = ctx.settings

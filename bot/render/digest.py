@@ -1,4 +1,4 @@
-"""Digest card pieces from the digest view (`bot.digest_card.digest_view`: plain JSON values)."""
+"""Digest card pieces from the digest view (`bot.digest.card.digest_view`: plain JSON values)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,8 @@ from datetime import timedelta
 from slack_sdk import WebClient
 
 from bot.slack.delivery import post_reply
-from bot.slack.language import question_language, user_language
+from bot.answer.language import question_language
+from bot.slack.language import user_language
 from bot.slack.reconnect import once_more
 from bot.slack.services import Services
 from knowledge.slack_store import ThreadState, claim_delivery, find_thread_state, save_thread_state

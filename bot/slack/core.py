@@ -16,7 +16,7 @@ SNAPSHOT_CHECK_S = 60.0  # how often a process looks for newly imported prices
 
 
 class Reply(Protocol):
-    """A rendered answer (bot.answer.Reply): text fallback, Block Kit blocks, language, card kind."""
+    """A rendered answer (bot.answer.reply.Reply): text fallback, Block Kit blocks, language, card kind."""
 
     @property
     def text(self) -> str: ...
@@ -99,7 +99,7 @@ def snapshot_holder(engine: Engine) -> SnapshotHolder:
 
 
 class PipelineCore:
-    """`Core` on the real pipeline in `bot.answer` (imported on first use)."""
+    """`Core` on the real pipeline in `bot.answer.pipeline` (imported on first use)."""
 
     def __init__(self, snapshots: SnapshotHolder) -> None:
         self.snapshots = snapshots
@@ -107,16 +107,16 @@ class PipelineCore:
     def answer(
         self, text: str, *, lang: str | None, previous: Mapping[str, Any] | None, now: datetime
     ) -> Reply:
-        from bot import answer
+        from bot.answer import pipeline
 
-        return answer.answer(
+        return pipeline.answer(
             text, snapshot=self.snapshots.current(), lang=lang, now=now, state=previous
         )
 
     def apply_action(self, action_id: str, value: str, *, lang: str, now: datetime) -> Reply:
-        from bot import answer
+        from bot.answer import pipeline
 
-        return answer.apply_action(
+        return pipeline.apply_action(
             action_id, value, snapshot=self.snapshots.current(), lang=lang, now=now
         )
 

@@ -1,6 +1,6 @@
 """`/gpu digest|alert` and the App Home lists, served by the digest helper's modules when installed.
 
-The other side (issue 7): `bot.digest_commands.handle_digest_command` / `handle_alert_command`
+The other side (issue 7): `bot.digest.commands.handle_digest_command` / `handle_alert_command`
 (→ CommandResult with `.text`), `knowledge.digest_store.list_subscriptions` / `list_alerts`, and,
 when it exists, `knowledge.digest_store.pause_workspace(engine, *, team_id, reason)`. Each is looked
 up on first use; without them the user gets a localized "not available" card, never a traceback.
@@ -62,7 +62,7 @@ def digest_command(
 
     With the listener's `client`, a new digest's local time is in the user's Slack time zone.
     """
-    handler = _find("bot.digest_commands", HANDLERS[subcommand])
+    handler = _find("bot.digest.commands", HANDLERS[subcommand])
     if handler is None:
         return notice_message(lang, "unavailable")
     extra = {"tz": user_timezone(client, user_id)} if subcommand == "digest" and _sets_schedule(text) else {}
@@ -77,7 +77,7 @@ def digest_command(
 def _sets_schedule(text: str) -> bool:
     """Only a subscription needs the time zone (`list`, `off`, `help` do not ask Slack)."""
     try:
-        from bot.digest_texts import canonical, split_words
+        from bot.digest.texts import canonical, split_words
     except ImportError:
         return False
     words = split_words(text)
@@ -90,10 +90,10 @@ def home_lists(
     """Digests this user set up and their personal alerts, each with its delivery problem, in `lang`."""
     subscriptions = _find("knowledge.digest_store", "list_subscriptions")
     alerts = _find("knowledge.digest_store", "list_alerts")
-    describe_sub = _find("bot.digest_commands", "describe_subscription")
-    describe_alert = _find("bot.digest_commands", "describe_alert")
-    sub_line = _find("bot.digest_commands", "subscription_line")
-    alert_line = _find("bot.digest_commands", "alert_line")
+    describe_sub = _find("bot.digest.commands", "describe_subscription")
+    describe_alert = _find("bot.digest.commands", "describe_alert")
+    sub_line = _find("bot.digest.commands", "subscription_line")
+    alert_line = _find("bot.digest.commands", "alert_line")
     if not (subscriptions and alerts and describe_sub and describe_alert and sub_line and alert_line):
         return None, None
     subs = [describe_sub(s, snapshot, lang) for s in subscriptions(services.engine, team_id=team_id, include_paused=True)
@@ -107,7 +107,7 @@ def home_lists(
 
 def home_problems(services: Services, *, team_id: str, user_id: str, snapshot: Any, lang: str) -> list[str]:
     """Delivery problems in the workspace's digests and the user's alerts, and missed digests, worded in `lang`."""
-    list_for_user = _find("bot.digest_commands", "list_for_user")
+    list_for_user = _find("bot.digest.commands", "list_for_user")
     if list_for_user is None:
         return []
     home = list_for_user(services.engine, snapshot=snapshot, team_id=team_id, user_id=user_id, lang=lang,

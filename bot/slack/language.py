@@ -1,14 +1,14 @@
-"""Which language to answer in: the question's, else the user's override, else their Slack locale."""
+"""Which language to answer in: the question's (bot.answer.language), else the user's override, else their Slack locale."""
 
 from __future__ import annotations
 
 import logging
-import re
 from datetime import timedelta
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.answer.language import question_language
 from bot.render.messages import normalise_language
 from bot.slack.reconnect import once_more
 from bot.slack.services import Services
@@ -17,24 +17,6 @@ from knowledge.slack_store import find_user_pref, save_user_pref
 log = logging.getLogger(__name__)
 
 LOCALE_TTL = timedelta(days=7)  # people rarely change their Slack language; refresh weekly
-_WORD = re.compile(r"\b[a-z']+\b")  # whole words: the "a" of "a100" is not English
-
-
-def question_language(text: str) -> str | None:
-    """The language the question is written in, or None when it does not tell ("h100 price").
-
-    The parser's detector answers English when nothing else matches; only real English words
-    (its stopword list) make English the question's language rather than a default.
-    """
-    from bot.parse.language import detect_language
-    from bot.parse.vocabulary import load_vocabulary
-
-    vocabulary = load_vocabulary()
-    found = detect_language(text, vocabulary)
-    if found != "en":
-        return normalise_language(found)
-    english = vocabulary.stopwords["en"]
-    return "en" if any(word in english for word in _WORD.findall(text.lower())) else None
 
 
 def user_language(client: WebClient, services: Services, *, team_id: str, user_id: str) -> str:

@@ -24,12 +24,12 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from bot.answer.commands import AUTO
 from bot.render.filters import escape_mrkdwn
 from bot.render.messages import BABEL_LOCALES, DEFAULT_LANGUAGE, LANGUAGES, normalise_language
 
 SHARE_ACTION = "share"
 HOME_LANGUAGE_ACTION = "home.lang"
-AUTO = "auto"
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from slack_bolt import App, BoltContext, Respond
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.render.actions import ACTION_ID
+from bot.answer.actions import ACTION_ID
 from bot.slack.core import Reply
 from bot.slack.delivery import CHANNEL_REFUSALS, body_of, slack_error, without_share_button
 from bot.slack.language import reply_language
@@ -29,7 +29,7 @@ from knowledge.slack_store import find_thread_state
 
 log = logging.getLogger(__name__)
 
-# The cards' button ids (bot.render.actions.ACTION_ID): whatif.*, compare.top2, gpu.pick.N, model.pick.N,
+# The cards' button ids (bot.answer.actions.ACTION_ID): whatif.*, compare.top2, gpu.pick.N, model.pick.N,
 # model.size.N, kb.open.N, price.show(.N), specs.show. `share` has its own listener, registered first.
 CARD_ACTIONS = ACTION_ID
 ANY_ACTION = re.compile(r".*")

@@ -10,7 +10,8 @@ from slack_sdk import WebClient
 from bot.slack.digest_bridge import home_lists, home_problems
 from bot.slack.language import user_language
 from bot.slack.listeners.lazy import register_lazy
-from bot.slack.notices import AUTO, HOME_LANGUAGE_ACTION, home_view
+from bot.answer.commands import AUTO
+from bot.slack.notices import HOME_LANGUAGE_ACTION, home_view
 from bot.slack.services import Services
 from knowledge.slack_store import find_user_pref, save_user_pref
 
@@ -59,7 +60,7 @@ def with_problems(view: dict[str, Any], language: str, problems: list[str]) -> d
     """The view with a "delivery problems" section before the guide (nothing added when all is well)."""
     if not problems:
         return view
-    from bot.digest_texts import text
+    from bot.digest.texts import text
 
     body = "\n".join(f"• {p}" for p in problems[:20])
     section = {"type": "section", "text": {"type": "mrkdwn", "text": f"{text(language, 'home.problems')}\n{body}"[:3000]}}

@@ -291,7 +291,7 @@ class Scheduler:
         return "posted"
 
     def _post(self, client: Any, sub: Any, claim: store.Claim, digest: DigestInput, snapshot: Any, now: datetime) -> str:
-        from bot.digest_card import render_digest
+        from bot.digest.card import render_digest
 
         message = render_digest(digest, gpus=snapshot.gpus, providers=snapshot.providers, lang=sub.language, now=now)
         metadata = {"event_type": EVENT_TYPE,
@@ -343,7 +343,7 @@ class Scheduler:
         return fired
 
     def _dm_alert(self, alert: Any, best: Any, snapshot: Any) -> bool:
-        from bot.digest_commands import message
+        from bot.digest.commands import message
 
         token = self.tokens.bot_token(alert.team_id)
         gpu = snapshot.gpus.get(alert.gpu_id)

@@ -1,4 +1,4 @@
-"""Routing for `bot.answer`: an Ask (or a button's state) to the right card, through the engine or the KB."""
+"""Routing for `bot.answer.pipeline`: an Ask (or a button's state) to the right card, through the engine or the KB."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from bot.render import actions
-from bot.render.actions import BadState
+from bot.answer import actions
+from bot.answer.actions import BadState
+from bot.answer.advice import fit_lines_for, knowledge_section, recommendation_reply
+from bot.answer.reply import help_reply, reply_from
 from bot.render.cards import render_card
 from bot.render.views import (
     Choice, ClarifyView, ComparisonView, KnowledgeView, PriceView, SpecsView, gpu_column, provider_prices,
@@ -26,8 +28,6 @@ WORKLOAD_FIELDS = ("model", "params_b", "method", "precision", "framework", "opt
 def route_ask(ask: Any, *, snapshot: Any, language: str, now: datetime,
               previous: Mapping[str, Any] | None) -> Any:
     """The card for a parsed request in `language`, refining `previous` (a thread's state) when given."""
-    from bot.answer import help_reply
-
     lang, text = language, ask.text
     intent = ask.intent
     if previous and intent in ("advise", "help", "explain") and _has_workload(ask):
@@ -71,8 +71,6 @@ def asks_why(ask: Any) -> bool:
 
 def _why_sections(ask: Any, snapshot: Any, lang: str) -> tuple[str, ...]:
     """The knowledge answer shown above a recommendation when a workload question also asks why, else ()."""
-    from bot.render.advice_build import knowledge_section
-
     if not (carries_workload(ask) and asks_why(ask)):
         return ()
     result = _kb_match(ask, snapshot, lang)
@@ -94,8 +92,6 @@ def _kb_match(ask: Any, snapshot: Any, lang: str) -> Any | None:
 
 def _confident_knowledge(ask: Any, snapshot: Any, lang: str) -> Any | None:
     """The knowledge card when the knowledge base answers outright, else None (never a guess)."""
-    from bot.answer import reply_from
-
     result = _kb_match(ask, snapshot, lang)
     if result is None or result.status != "answer":
         return None
@@ -140,8 +136,6 @@ def _previous_workload(previous: Mapping[str, Any] | None, snapshot: Any) -> Wor
 
 def _clarification(ask: Any, state: Mapping[str, Any], snapshot: Any, lang: str) -> Any | None:
     """A clarification card when the ask cannot be answered as is, else None."""
-    from bot.answer import reply_from
-
     for kind, detail in ask.clarifications:
         if kind == "gpu_ambiguous":
             mention = next((g for g in ask.gpus if g.status == "ambiguous"), None)
@@ -163,8 +157,6 @@ def _clarification(ask: Any, state: Mapping[str, Any], snapshot: Any, lang: str)
 
 
 def _catalog_intent(ask: Any, intent: str, *, snapshot: Any, lang: str, now: datetime) -> Any:
-    from bot.answer import reply_from
-
     found = tuple(dict.fromkeys(g.gpu_id for g in ask.gpus if g.status == "found" and g.gpu_id))
     workload = _workload(ask, snapshot, None) if _has_model(ask) else Workload()
     state = actions.make_state(intent, workload, gpus=found)
@@ -188,8 +180,6 @@ def _has_model(ask: Any) -> bool:
 
 
 def _unknown_gpu(ask: Any, state: Mapping[str, Any], lang: str) -> Any:
-    from bot.answer import reply_from
-
     query = next((g.query for g in ask.gpus), None) or ask.text
     view = ClarifyView("gpu_unknown", query, (), state, ask.text)
     return reply_from(render_card("clarification", view, lang), ask=ask, state=state)
@@ -204,8 +194,6 @@ def _single_gpu_view(intent: str, gpu_id: str, snapshot: Any, question: str) -> 
 
 def comparison_view(gpu_ids: tuple[str, ...], workload: Workload | None, snapshot: Any,
                     question: str) -> ComparisonView:
-    from bot.render.advice_build import fit_lines_for
-
     prices_at = snapshot.prices_as_of() if hasattr(snapshot, "prices_as_of") else None
     columns = tuple(gpu_column(snapshot, g) for g in gpu_ids[:4])
     if workload is None:
@@ -216,8 +204,6 @@ def comparison_view(gpu_ids: tuple[str, ...], workload: Workload | None, snapsho
 
 def _advise(ask: Any, *, snapshot: Any, lang: str, now: datetime, previous: Mapping[str, Any] | None,
             extra_sections: tuple[str, ...] = ()) -> Any:
-    from bot.render.advice_build import recommendation_reply
-
     workload = _workload(ask, snapshot, previous)
     state = actions.make_state("advise", workload)
     if not previous:
@@ -230,9 +216,6 @@ def _advise(ask: Any, *, snapshot: Any, lang: str, now: datetime, previous: Mapp
 
 def _explain(ask: Any, *, snapshot: Any, lang: str, now: datetime, previous: Mapping[str, Any] | None) -> Any:
     """A conceptual question: the knowledge card; with a recommendation too only when it carries a workload."""
-    from bot.answer import help_reply, reply_from
-    from bot.render.advice_build import knowledge_section
-
     workload = carries_workload(ask)
     result = _kb_match(ask, snapshot, lang)
     entry = result.entry if result is not None and result.status == "answer" else None
@@ -252,10 +235,7 @@ def _explain(ask: Any, *, snapshot: Any, lang: str, now: datetime, previous: Map
 
 
 def route_action(kind: str, value: Mapping[str, Any], *, snapshot: Any, language: str, now: datetime) -> Any:
-    """A button press: every value carries the state to answer (see bot.render.actions)."""
-    from bot.answer import reply_from
-    from bot.render.advice_build import recommendation_reply
-
+    """A button press: every value carries the state to answer (see bot.answer.actions)."""
     if kind in ("price.show", "specs.show"):
         gpu_id = value.get("gpu")
         if gpu_id not in snapshot.gpus:
@@ -304,7 +284,6 @@ def _apply_pick(kind: str, pick: Any, state: dict[str, Any], snapshot: Any) -> d
 
 
 def _open_entry(value: Mapping[str, Any], snapshot: Any, language: str) -> Any:
-    from bot.answer import reply_from
     from knowledge.kb import find_entry
 
     entry_id = value.get("id")

@@ -1,6 +1,6 @@
 """`/gpu digest …` and `/gpu alert …`: parse the words, apply them to the stored state, answer as data + text.
 
-Every text is in the asked language (bot/locales_digest, see bot.digest_texts for the accepted
+Every text is in the asked language (bot/digest/locales, see bot.digest.texts for the accepted
 localized command words); the data (`CommandResult.data`) stays language-neutral.
 """
 
@@ -17,8 +17,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import Engine
 
-from bot import digest_texts as texts
-from bot.digest_texts import canonical, split_words
+from bot.digest import texts
+from bot.digest.texts import canonical, split_words
 from knowledge import digest_store as store
 from knowledge.digest_store import SubscriptionSettings
 
@@ -48,7 +48,7 @@ class CommandResult:
 
 
 class CommandProblem(ValueError):
-    """Text we could not use: a problem code (`problem.*` in bot/locales_digest) and its values.
+    """Text we could not use: a problem code (`problem.*` in bot/digest/locales) and its values.
 
     `str(problem)` is the English text (the CLI prints it); `problem.text(lang)` is the localized one.
     """
@@ -62,7 +62,7 @@ class CommandProblem(ValueError):
 
 
 def message(code: str, lang: str, **params: Any) -> str:
-    """The text of `code` in the language (bot/locales_digest/<lang>.json)."""
+    """The text of `code` in the language (bot/digest/locales/<lang>.json)."""
     return texts.text(lang, code, **params)
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from bot.render import actions
+from bot.answer import actions
+from bot.answer.reply import reply_from
 from bot.render.advice import RecommendationView, WhatIf
 from bot.render.books import offer_book
 from bot.render.cards import render_card
@@ -38,8 +39,6 @@ def model_label(verdict: Verdict) -> str:
 
 def recommendation_reply(workload: Workload, *, snapshot: Any, lang: str, question: str,
                          ignored: tuple[str, ...], ask: Any, extra_sections: tuple[str, ...] = ()) -> Any:
-    from bot.answer import reply_from
-
     verdict = evaluate(workload, snapshot)
     state = actions.make_state("advise", workload)
     view = RecommendationView(

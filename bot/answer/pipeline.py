@@ -9,43 +9,15 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bot.render import actions
-from bot.render.actions import BadState
-from bot.render.cards import Card, render_card, render_terminal
+from bot.answer import actions
+from bot.answer.actions import BadState
+from bot.answer.reply import Reply, error_reply
 from bot.render.messages import normalise_language
-from bot.render.views import ErrorView, HelpView
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """What goes back to the person: Slack `text` + `blocks`, the language, the card kind, the parsed ask.
-
-    `state` is the request as compact JSON (keep it per thread; pass it back as `answer(state=...)`).
-    """
-
-    text: str
-    blocks: tuple[Mapping[str, Any], ...]
-    language: str
-    kind: str
-    ask: Any = None
-    state: Mapping[str, Any] | None = None
-    card: Card | None = field(default=None, repr=False)
-
-    def message(self) -> dict[str, Any]:
-        return {"text": self.text, "blocks": list(self.blocks)}
-
-    def terminal(self) -> str:
-        return render_terminal(self.card) if self.card is not None else self.text + "\n"
-
-
-def reply_from(card: Card, *, ask: Any = None, state: Mapping[str, Any] | None = None) -> Reply:
-    return Reply(card.text, card.blocks, card.language, card.kind, ask, state, card)
 
 
 def answer(text: str, *, snapshot: Any, lang: str | None = None, now: datetime,
@@ -54,7 +26,7 @@ def answer(text: str, *, snapshot: Any, lang: str | None = None, now: datetime,
     language = normalise_language(lang) if lang else None
     try:
         from bot.parse import parse
-        from bot.render.routes import route_ask
+        from bot.answer.routes import route_ask
 
         ask = parse(str(text or ""), snapshot=snapshot)
         language = language or normalise_language(ask.reply_language)
@@ -70,7 +42,7 @@ def apply_action(action_id: str, value: str | Mapping[str, Any], *, snapshot: An
     """Answer a button press: what-ifs, picks, compare top two, share, knowledge and price buttons."""
     language = normalise_language(lang)
     try:
-        from bot.render.routes import route_action
+        from bot.answer.routes import route_action
 
         return route_action(actions.action_kind(action_id), actions.read_value(value), snapshot=snapshot,
                             language=language, now=now)
@@ -81,15 +53,6 @@ def apply_action(action_id: str, value: str | Mapping[str, Any], *, snapshot: An
         reference = _reference(f"{action_id}{value}", now)
         log.exception("action %s failed (ref %s)", action_id, reference)
         return error_reply(language, reference=reference)
-
-
-def help_reply(language: str, question: str = "", ask: Any = None) -> Reply:
-    return reply_from(render_card("help", HelpView(question), language), ask=ask)
-
-
-def error_reply(language: str, *, kind: str = "generic", reference: str | None = None) -> Reply:
-    view = ErrorView(kind=kind, reference=reference)  # type: ignore[arg-type]
-    return reply_from(render_card("error", view, language))
 
 
 def _reference(text: Any, now: datetime) -> str:

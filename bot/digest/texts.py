@@ -1,4 +1,4 @@
-"""Texts of `/gpu digest|alert`, alert DMs and App Home digest lines in eight languages (bot/locales_digest).
+"""Texts of `/gpu digest|alert`, alert DMs and App Home digest lines in eight languages (bot/digest/locales).
 
 Accepted command words: the English ones (`daily`, `weekly`, `list`, `off`, `help`, `threshold`,
 `mon`…`sun`) always, and these localized ones, which mean the same:
@@ -27,7 +27,7 @@ from typing import Any
 from bot.render.messages import DEFAULT_LANGUAGE, LANGUAGES, normalise_language
 
 log = logging.getLogger(__name__)
-LOCALES_DIR = Path(__file__).resolve().parent / "locales_digest"
+LOCALES_DIR = Path(__file__).resolve().parent / "locales"
 
 _WEEKDAY_WORDS = (
     ("月曜日", "月曜", "星期一", "周一", "週一", "월요일", "lunes", "montag", "lundi", "thứ hai", "thứ 2"),
@@ -63,7 +63,7 @@ def catalog(language: str) -> Mapping[str, str]:
         raise ValueError(f"unsupported language {language!r}")
     data = json.loads((LOCALES_DIR / f"{language}.json").read_text(encoding="utf-8"))
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise ValueError(f"bot/locales_digest/{language}.json: expected an object of strings")
+        raise ValueError(f"bot/digest/locales/{language}.json: expected an object of strings")
     return data
 
 

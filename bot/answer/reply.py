@@ -1,0 +1,45 @@
+"""The `Reply` value every answer ends in (a rendered card plus the request behind it) and its common cards."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.render.cards import Card, render_card, render_terminal
+from bot.render.views import ErrorView, HelpView
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What goes back to the person: Slack `text` + `blocks`, the language, the card kind, the parsed ask.
+
+    `state` is the request as compact JSON (keep it per thread; pass it back as `answer(state=...)`).
+    """
+
+    text: str
+    blocks: tuple[Mapping[str, Any], ...]
+    language: str
+    kind: str
+    ask: Any = None
+    state: Mapping[str, Any] | None = None
+    card: Card | None = field(default=None, repr=False)
+
+    def message(self) -> dict[str, Any]:
+        return {"text": self.text, "blocks": list(self.blocks)}
+
+    def terminal(self) -> str:
+        return render_terminal(self.card) if self.card is not None else self.text + "\n"
+
+
+def reply_from(card: Card, *, ask: Any = None, state: Mapping[str, Any] | None = None) -> Reply:
+    return Reply(card.text, card.blocks, card.language, card.kind, ask, state, card)
+
+
+def help_reply(language: str, question: str = "", ask: Any = None) -> Reply:
+    return reply_from(render_card("help", HelpView(question), language), ask=ask)
+
+
+def error_reply(language: str, *, kind: str = "generic", reference: str | None = None) -> Reply:
+    view = ErrorView(kind=kind, reference=reference)  # type: ignore[arg-type]
+    return reply_from(render_card("error", view, language))
