@@ -13,9 +13,22 @@ import re
 from collections.abc import Mapping
 from dataclasses import fields, replace
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TypedDict
 
-from rules.types import Workload
+from rules.types import ModelSpec, Workload
+
+# A JSON value as it travels in a button's `value` and in a thread's saved state.
+JsonValue = str | int | float | bool | None | list["JsonValue"] | dict[str, "JsonValue"]
+WorkloadFields = dict[str, JsonValue]  # `workload_state`: the given Workload fields as JSON values
+
+
+class ButtonState(TypedDict, total=False):
+    """The request a button carries: version, intent, workload fields, GPUs named (compare), a pick."""
+
+    v: int
+    i: str
+    w: WorkloadFields
+    g: list[str]
 
 STATE_VERSION = 1
 ACTION_ID = re.compile(
@@ -48,9 +61,9 @@ def action_kind(action_id: str) -> str:
     return match.group(1)
 
 
-def workload_state(workload: Workload) -> dict[str, Any]:
+def workload_state(workload: Workload) -> WorkloadFields:
     """The workload's given fields as JSON values (model by catalog id, money as strings)."""
-    out: dict[str, Any] = {}
+    out: WorkloadFields = {}
     for f in fields(Workload):
         value = getattr(workload, f.name)
         if value is None or f.name == "allowed_switches" and not value:
@@ -66,20 +79,20 @@ def workload_state(workload: Workload) -> dict[str, Any]:
     return out
 
 
-def workload_from_state(data: Any, models: Mapping[str, Any]) -> Workload:
+def workload_from_state(data: object, models: Mapping[str, ModelSpec]) -> Workload:
     """Rebuild a Workload from `workload_state` output; unknown keys are ignored, bad values refused."""
     if not isinstance(data, Mapping):
         raise BadState("workload is not an object")
-    values: dict[str, Any] = {}
+    values: dict[str, object] = {}
     for key, raw in data.items():
         if raw is None:
             continue
         values[key] = _field_value(key, raw, models)
     values = {k: v for k, v in values.items() if v is not None}
-    return replace(Workload(), **values)
+    return replace(Workload(), **values)  # type: ignore[arg-type]  # each value was checked by _field_value
 
 
-def _field_value(key: str, raw: Any, models: Mapping[str, Any]) -> Any:
+def _field_value(key: str, raw: object, models: Mapping[str, ModelSpec]) -> object:
     try:
         if key == "model":
             return models[raw] if isinstance(raw, str) and raw in models else None
@@ -105,18 +118,17 @@ def _field_value(key: str, raw: Any, models: Mapping[str, Any]) -> Any:
     return None
 
 
-def make_state(intent: str, workload: Workload, *, gpus: tuple[str, ...] = (), **extra: Any) -> dict[str, Any]:
+def make_state(intent: str, workload: Workload, *, gpus: tuple[str, ...] = ()) -> ButtonState:
     """The compact request state: version, intent, workload, GPUs named (for compare)."""
-    state: dict[str, Any] = {"v": STATE_VERSION, "i": intent, "w": workload_state(workload)}
+    state: ButtonState = {"v": STATE_VERSION, "i": intent, "w": workload_state(workload)}
     if gpus:
         state["g"] = list(gpus[:4])
-    state.update(extra)
     return state
 
 
-def with_workload(state: Mapping[str, Any], **changes: Any) -> dict[str, Any]:
+def with_workload(state: ButtonState, **changes: JsonValue) -> ButtonState:
     """A copy of `state` whose workload has `changes` (None removes a field)."""
-    workload = dict(state.get("w") or {})
+    workload: WorkloadFields = dict(state.get("w") or {})
     for key, value in changes.items():
         if value is None:
             workload.pop(key, None)
@@ -125,7 +137,30 @@ def with_workload(state: Mapping[str, Any], **changes: Any) -> dict[str, Any]:
     return {**state, "w": workload}
 
 
-def read_value(value: str | Mapping[str, Any]) -> dict[str, Any]:
+def button_state(raw: JsonValue) -> ButtonState:
+    """A button's state checked field by field: `v` an int, `i` a string, `w` an object, `g` a list of strings."""
+    if not isinstance(raw, Mapping):
+        raise BadState("state is not an object")
+    state: ButtonState = {}
+    version, intent, workload, gpus = raw.get("v"), raw.get("i"), raw.get("w"), raw.get("g")
+    if isinstance(version, int) and not isinstance(version, bool):
+        state["v"] = version
+    if intent is not None:
+        if not isinstance(intent, str):
+            raise BadState("intent is not a string")
+        state["i"] = intent
+    if workload is not None:
+        if not isinstance(workload, dict):
+            raise BadState("workload is not an object")
+        state["w"] = workload
+    if gpus is not None:
+        if not isinstance(gpus, list) or not all(isinstance(g, str) for g in gpus):
+            raise BadState("gpus is not a list of ids")
+        state["g"] = [g for g in gpus if isinstance(g, str)]
+    return state
+
+
+def read_value(value: str | Mapping[str, JsonValue]) -> dict[str, JsonValue]:
     """Parse a button's `value` (JSON text) into a mapping; BadState when it is not ours."""
     if isinstance(value, Mapping):
         return dict(value)

@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
-
 from bot.answer import actions
-from bot.answer.reply import reply_from
+from bot.answer.actions import ButtonState
+from bot.answer.reply import Reply, reply_from
+from bot.parse.ask import Ask
 from bot.render.advice import RecommendationView, WhatIf
 from bot.render.books import offer_book
 from bot.render.cards import render_card
 from bot.render.filters import escape_mrkdwn
 from bot.render.views import FitLine
-from rules.types import Workload
+from knowledge.kb import KbAnswer
+from knowledge.snapshot import Snapshot
+from rules.types import GpuSpec, Workload
 from rules.verdict import Verdict
 
 TRAINING_METHODS = ("qlora", "lora", "full")
 MAX_GPUS = 64
 
 
-def evaluate(workload: Workload, snapshot: Any, gpus: Any = None) -> Verdict:
+def evaluate(workload: Workload, snapshot: Snapshot, gpus: Mapping[str, GpuSpec] | None = None) -> Verdict:
     from knowledge.rule_tables import load_rule_tables
     from rules.engine import evaluate as run
 
@@ -37,21 +40,22 @@ def model_label(verdict: Verdict) -> str:
     return str(verdict.assumptions.get("model", "?"))
 
 
-def recommendation_reply(workload: Workload, *, snapshot: Any, lang: str, question: str,
-                         ignored: tuple[str, ...], ask: Any, extra_sections: tuple[str, ...] = ()) -> Any:
+def recommendation_reply(workload: Workload, *, snapshot: Snapshot, lang: str, question: str,
+                         ignored: tuple[str, ...], ask: Ask | None,
+                         extra_sections: tuple[str, ...] = ()) -> Reply:
     verdict = evaluate(workload, snapshot)
     state = actions.make_state("advise", workload)
     view = RecommendationView(
         verdict=verdict, gpus=snapshot.gpus, providers=snapshot.providers, model_label=model_label(verdict),
         method=str(verdict.assumptions.get("method", workload.method or "lora")),
-        prices_at=snapshot.prices_as_of() if hasattr(snapshot, "prices_as_of") else None,
+        prices_at=snapshot.prices_as_of(),
         question=question, ignored=tuple(ignored), buttons=what_if_buttons(verdict, state),
         extra_sections=extra_sections,
     )
     return reply_from(render_card("recommendation", view, lang), ask=ask, state=state)
 
 
-def what_if_buttons(verdict: Verdict, state: dict[str, Any]) -> tuple[WhatIf, ...]:
+def what_if_buttons(verdict: Verdict, state: ButtonState) -> tuple[WhatIf, ...]:
     """QLoRA/LoRA/full, more/fewer GPUs, spot or on-demand, compare top two, share — each with its state."""
     method = str(verdict.assumptions.get("method", ""))
     buttons: list[WhatIf] = []
@@ -77,7 +81,7 @@ def what_if_buttons(verdict: Verdict, state: dict[str, Any]) -> tuple[WhatIf, ..
     return tuple(buttons)
 
 
-def fit_lines_for(workload: Workload, gpu_ids: tuple[str, ...], snapshot: Any) -> tuple[str, tuple[FitLine, ...]]:
+def fit_lines_for(workload: Workload, gpu_ids: tuple[str, ...], snapshot: Snapshot) -> tuple[str, tuple[FitLine, ...]]:
     """Per compared GPU: the engine's plan pinned to that GPU, or its reason; plus a workload summary."""
     lines, summary = [], ""
     for gpu_id in gpu_ids:
@@ -96,6 +100,6 @@ def fit_lines_for(workload: Workload, gpu_ids: tuple[str, ...], snapshot: Any) -
     return summary, tuple(lines)
 
 
-def knowledge_section(entry: Any) -> str:
+def knowledge_section(entry: KbAnswer) -> str:
     """A knowledge answer shown on top of a recommendation (escaped here: it becomes mrkdwn as is)."""
     return f"*{escape_mrkdwn(entry.title, 200)}*\n{escape_mrkdwn(entry.text, 2700)}"

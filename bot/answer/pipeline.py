@@ -10,18 +10,21 @@ import hashlib
 import logging
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bot.answer import actions
-from bot.answer.actions import BadState
+from bot.answer.actions import BadState, JsonValue
 from bot.answer.reply import Reply, error_reply
 from bot.render.messages import normalise_language
+
+if TYPE_CHECKING:  # the snapshot module pulls in the database layer; only its type is needed here
+    from knowledge.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 
 
-def answer(text: str, *, snapshot: Any, lang: str | None = None, now: datetime,
-           state: Mapping[str, Any] | None = None) -> Reply:
+def answer(text: str, *, snapshot: Snapshot, lang: str | None = None, now: datetime,
+           state: Mapping[str, JsonValue] | None = None) -> Reply:
     """Answer one message; `lang` forces the reply language, else the question's own language is used."""
     language = normalise_language(lang) if lang else None
     try:
@@ -37,7 +40,7 @@ def answer(text: str, *, snapshot: Any, lang: str | None = None, now: datetime,
         return error_reply(language or "en", reference=reference)
 
 
-def apply_action(action_id: str, value: str | Mapping[str, Any], *, snapshot: Any, lang: str | None,
+def apply_action(action_id: str, value: str | Mapping[str, JsonValue], *, snapshot: Snapshot, lang: str | None,
                  now: datetime) -> Reply:
     """Answer a button press: what-ifs, picks, compare top two, share, knowledge and price buttons."""
     language = normalise_language(lang)
@@ -55,6 +58,6 @@ def apply_action(action_id: str, value: str | Mapping[str, Any], *, snapshot: An
         return error_reply(language, reference=reference)
 
 
-def _reference(text: Any, now: datetime) -> str:
+def _reference(text: object, now: datetime) -> str:
     """A short id to find the logged failure (deterministic for the same input and time)."""
     return hashlib.sha256(f"{now.isoformat()}|{text}".encode("utf-8", "replace")).hexdigest()[:8]

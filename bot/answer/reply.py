@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.render.cards import Card, render_card, render_terminal
-from bot.render.views import ErrorView, HelpView
+from bot.render.views import ErrorKind, ErrorView, HelpView
+
+if TYPE_CHECKING:
+    from bot.answer.actions import ButtonState
+    from bot.parse.ask import Ask
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,8 +25,8 @@ class Reply:
     blocks: tuple[Mapping[str, Any], ...]
     language: str
     kind: str
-    ask: Any = None
-    state: Mapping[str, Any] | None = None
+    ask: Ask | None = None
+    state: ButtonState | None = None
     card: Card | None = field(default=None, repr=False)
 
     def message(self) -> dict[str, Any]:
@@ -32,14 +36,14 @@ class Reply:
         return render_terminal(self.card) if self.card is not None else self.text + "\n"
 
 
-def reply_from(card: Card, *, ask: Any = None, state: Mapping[str, Any] | None = None) -> Reply:
+def reply_from(card: Card, *, ask: Ask | None = None, state: ButtonState | None = None) -> Reply:
     return Reply(card.text, card.blocks, card.language, card.kind, ask, state, card)
 
 
-def help_reply(language: str, question: str = "", ask: Any = None) -> Reply:
+def help_reply(language: str, question: str = "", ask: Ask | None = None) -> Reply:
     return reply_from(render_card("help", HelpView(question), language), ask=ask)
 
 
-def error_reply(language: str, *, kind: str = "generic", reference: str | None = None) -> Reply:
-    view = ErrorView(kind=kind, reference=reference)  # type: ignore[arg-type]
+def error_reply(language: str, *, kind: ErrorKind = "generic", reference: str | None = None) -> Reply:
+    view = ErrorView(kind=kind, reference=reference)
     return reply_from(render_card("error", view, language))

@@ -5,17 +5,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
 
 from bot.answer import actions
-from bot.answer.actions import BadState
+from bot.answer.actions import BadState, ButtonState, JsonValue
 from bot.answer.advice import fit_lines_for, knowledge_section, recommendation_reply
-from bot.answer.reply import help_reply, reply_from
+from bot.answer.reply import Reply, help_reply, reply_from
+from bot.parse.ask import Ask
 from bot.render.cards import render_card
 from bot.render.views import (
     Choice, ClarifyView, ComparisonView, KnowledgeView, PriceView, SpecsView, gpu_column, provider_prices,
 )
+from knowledge.kb import KbResult
+from knowledge.snapshot import Snapshot
 from rules.types import Workload
+
+Previous = Mapping[str, JsonValue]  # a thread's saved state: a ButtonState, {"state": ...} or {"text": ...}
 
 log = logging.getLogger(__name__)
 
@@ -25,8 +29,8 @@ WORKLOAD_FIELDS = ("model", "params_b", "method", "precision", "framework", "opt
                    "sharding", "grad_checkpointing", "lora_rank", "resolution", "offload")
 
 
-def route_ask(ask: Any, *, snapshot: Any, language: str, now: datetime,
-              previous: Mapping[str, Any] | None) -> Any:
+def route_ask(ask: Ask, *, snapshot: Snapshot, language: str, now: datetime,
+              previous: Previous | None) -> Reply:
     """The card for a parsed request in `language`, refining `previous` (a thread's state) when given."""
     lang, text = language, ask.text
     intent = ask.intent
@@ -48,7 +52,7 @@ def route_ask(ask: Any, *, snapshot: Any, language: str, now: datetime,
     return help_reply(lang, ask.text if text.strip() else "", ask)
 
 
-def carries_workload(ask: Any) -> bool:
+def carries_workload(ask: Ask) -> bool:
     """Whether a question carries a real workload, the only thing a recommendation (a whole-catalog run) is for.
 
     A real workload is a model or a parameter count, plus a training method or the person asking which GPU
@@ -60,7 +64,7 @@ def carries_workload(ask: Any) -> bool:
     return sized and (ask.method is not None or ask.intent == "advise")
 
 
-def asks_why(ask: Any) -> bool:
+def asks_why(ask: Ask) -> bool:
     """Whether the text has the parser's `explain` cue ("why", "为什么", ...), e.g. beside a which-GPU request."""
     from bot.parse.text import clean_text
     from bot.parse.vocabulary import load_vocabulary
@@ -69,7 +73,7 @@ def asks_why(ask: Any) -> bool:
     return any(cue == "explain" for cue, _, _ in load_vocabulary().intents.find(text))
 
 
-def _why_sections(ask: Any, snapshot: Any, lang: str) -> tuple[str, ...]:
+def _why_sections(ask: Ask, snapshot: Snapshot, lang: str) -> tuple[str, ...]:
     """The knowledge answer shown above a recommendation when a workload question also asks why, else ()."""
     if not (carries_workload(ask) and asks_why(ask)):
         return ()
@@ -79,7 +83,7 @@ def _why_sections(ask: Any, snapshot: Any, lang: str) -> tuple[str, ...]:
     return (knowledge_section(result.entry),)
 
 
-def _kb_match(ask: Any, snapshot: Any, lang: str) -> Any | None:
+def _kb_match(ask: Ask, snapshot: Snapshot, lang: str) -> KbResult | None:
     """The knowledge base's match for the question, or None when it fails (logged; the rest still answers)."""
     from knowledge.kb import match
 
@@ -90,22 +94,22 @@ def _kb_match(ask: Any, snapshot: Any, lang: str) -> Any | None:
         return None
 
 
-def _confident_knowledge(ask: Any, snapshot: Any, lang: str) -> Any | None:
+def _confident_knowledge(ask: Ask, snapshot: Snapshot, lang: str) -> Reply | None:
     """The knowledge card when the knowledge base answers outright, else None (never a guess)."""
     result = _kb_match(ask, snapshot, lang)
-    if result is None or result.status != "answer":
+    if result is None or result.status != "answer" or result.entry is None:
         return None
     entry = result.entry
     view = KnowledgeView(entry.title, entry.text, entry.facts, entry.sources, entry.related, question=ask.text)
     return reply_from(render_card("knowledge", view, lang), ask=ask)
 
 
-def _has_workload(ask: Any) -> bool:
+def _has_workload(ask: Ask) -> bool:
     return any(getattr(ask, name, None) not in (None, ()) for name in WORKLOAD_FIELDS) or any(
         g.status == "found" for g in ask.gpus)
 
 
-def _workload(ask: Any, snapshot: Any, previous: Mapping[str, Any] | None) -> Workload:
+def _workload(ask: Ask, snapshot: Snapshot, previous: Previous | None) -> Workload:
     """The ask's workload laid over the previous request's (a thread follow-up refines it)."""
     from bot.parse import ask_to_workload
 
@@ -120,21 +124,22 @@ def _workload(ask: Any, snapshot: Any, previous: Mapping[str, Any] | None) -> Wo
     return actions.workload_from_state(merged, snapshot.models)
 
 
-def _previous_workload(previous: Mapping[str, Any] | None, snapshot: Any) -> Workload | None:
+def _previous_workload(previous: Previous | None, snapshot: Snapshot) -> Workload | None:
     if not previous:
         return None
-    if isinstance(previous.get("w"), Mapping):
-        return actions.workload_from_state(previous["w"], snapshot.models)
-    if isinstance(previous.get("state"), Mapping):
-        return _previous_workload(previous["state"], snapshot)
-    if isinstance(previous.get("text"), str):  # the Slack helper's thread record: re-read the earlier text
+    workload, inner, text = previous.get("w"), previous.get("state"), previous.get("text")
+    if isinstance(workload, Mapping):
+        return actions.workload_from_state(workload, snapshot.models)
+    if isinstance(inner, Mapping):
+        return _previous_workload(inner, snapshot)
+    if isinstance(text, str):  # the Slack helper's thread record: re-read the earlier text
         from bot.parse import ask_to_workload, parse
 
-        return ask_to_workload(parse(previous["text"], snapshot=snapshot), snapshot)
+        return ask_to_workload(parse(text, snapshot=snapshot), snapshot)
     return None
 
 
-def _clarification(ask: Any, state: Mapping[str, Any], snapshot: Any, lang: str) -> Any | None:
+def _clarification(ask: Ask, state: ButtonState, snapshot: Snapshot, lang: str) -> Reply | None:
     """A clarification card when the ask cannot be answered as is, else None."""
     for kind, detail in ask.clarifications:
         if kind == "gpu_ambiguous":
@@ -156,7 +161,7 @@ def _clarification(ask: Any, state: Mapping[str, Any], snapshot: Any, lang: str)
     return None
 
 
-def _catalog_intent(ask: Any, intent: str, *, snapshot: Any, lang: str, now: datetime) -> Any:
+def _catalog_intent(ask: Ask, intent: str, *, snapshot: Snapshot, lang: str, now: datetime) -> Reply:
     found = tuple(dict.fromkeys(g.gpu_id for g in ask.gpus if g.status == "found" and g.gpu_id))
     workload = _workload(ask, snapshot, None) if _has_model(ask) else Workload()
     state = actions.make_state(intent, workload, gpus=found)
@@ -164,8 +169,8 @@ def _catalog_intent(ask: Any, intent: str, *, snapshot: Any, lang: str, now: dat
     if clarify is not None:
         return clarify
     if intent == "compare" and len(found) < 2:
-        view = ClarifyView("compare_needs_two", None, (), state, ask.text)
-        return reply_from(render_card("clarification", view, lang), ask=ask, state=state)
+        clarify_view = ClarifyView("compare_needs_two", None, (), state, ask.text)
+        return reply_from(render_card("clarification", clarify_view, lang), ask=ask, state=state)
     if not found:
         return _unknown_gpu(ask, state, lang)
     if intent == "compare":
@@ -175,26 +180,26 @@ def _catalog_intent(ask: Any, intent: str, *, snapshot: Any, lang: str, now: dat
     return reply_from(render_card(kind, view, lang), ask=ask, state=state)
 
 
-def _has_model(ask: Any) -> bool:
+def _has_model(ask: Ask) -> bool:
     return ask.model is not None or ask.params_b is not None or ask.method is not None
 
 
-def _unknown_gpu(ask: Any, state: Mapping[str, Any], lang: str) -> Any:
+def _unknown_gpu(ask: Ask, state: ButtonState, lang: str) -> Reply:
     query = next((g.query for g in ask.gpus), None) or ask.text
     view = ClarifyView("gpu_unknown", query, (), state, ask.text)
     return reply_from(render_card("clarification", view, lang), ask=ask, state=state)
 
 
-def _single_gpu_view(intent: str, gpu_id: str, snapshot: Any, question: str) -> tuple[str, Any]:
-    prices_at = snapshot.prices_as_of() if hasattr(snapshot, "prices_as_of") else None
+def _single_gpu_view(intent: str, gpu_id: str, snapshot: Snapshot, question: str) -> tuple[str, PriceView | SpecsView]:
+    prices_at = snapshot.prices_as_of()
     if intent == "price":
         return "price", PriceView(snapshot.gpus[gpu_id], provider_prices(snapshot, gpu_id), prices_at, question)
     return "specs", SpecsView(gpu_column(snapshot, gpu_id), prices_at, question)
 
 
-def comparison_view(gpu_ids: tuple[str, ...], workload: Workload | None, snapshot: Any,
+def comparison_view(gpu_ids: tuple[str, ...], workload: Workload | None, snapshot: Snapshot,
                     question: str) -> ComparisonView:
-    prices_at = snapshot.prices_as_of() if hasattr(snapshot, "prices_as_of") else None
+    prices_at = snapshot.prices_as_of()
     columns = tuple(gpu_column(snapshot, g) for g in gpu_ids[:4])
     if workload is None:
         return ComparisonView(columns, prices_at, question)
@@ -202,8 +207,8 @@ def comparison_view(gpu_ids: tuple[str, ...], workload: Workload | None, snapsho
     return ComparisonView(columns, prices_at, question, summary, fit)
 
 
-def _advise(ask: Any, *, snapshot: Any, lang: str, now: datetime, previous: Mapping[str, Any] | None,
-            extra_sections: tuple[str, ...] = ()) -> Any:
+def _advise(ask: Ask, *, snapshot: Snapshot, lang: str, now: datetime, previous: Previous | None,
+            extra_sections: tuple[str, ...] = ()) -> Reply:
     workload = _workload(ask, snapshot, previous)
     state = actions.make_state("advise", workload)
     if not previous:
@@ -214,7 +219,7 @@ def _advise(ask: Any, *, snapshot: Any, lang: str, now: datetime, previous: Mapp
                                 ask=ask, extra_sections=extra_sections)
 
 
-def _explain(ask: Any, *, snapshot: Any, lang: str, now: datetime, previous: Mapping[str, Any] | None) -> Any:
+def _explain(ask: Ask, *, snapshot: Snapshot, lang: str, now: datetime, previous: Previous | None) -> Reply:
     """A conceptual question: the knowledge card; with a recommendation too only when it carries a workload."""
     workload = carries_workload(ask)
     result = _kb_match(ask, snapshot, lang)
@@ -234,41 +239,42 @@ def _explain(ask: Any, *, snapshot: Any, lang: str, now: datetime, previous: Map
     return help_reply(lang, ask.text, ask)
 
 
-def route_action(kind: str, value: Mapping[str, Any], *, snapshot: Any, language: str, now: datetime) -> Any:
+def route_action(kind: str, value: Mapping[str, JsonValue], *, snapshot: Snapshot, language: str,
+                 now: datetime) -> Reply:
     """A button press: every value carries the state to answer (see bot.answer.actions)."""
     if kind in ("price.show", "specs.show"):
         gpu_id = value.get("gpu")
-        if gpu_id not in snapshot.gpus:
+        if not isinstance(gpu_id, str) or gpu_id not in snapshot.gpus:
             raise BadState("unknown GPU")
         card_kind, view = _single_gpu_view(kind.split(".")[0], gpu_id, snapshot, "")
         return reply_from(render_card(card_kind, view, language))
     if kind == "kb.open":
         return _open_entry(value, snapshot, language)
-    state = dict(value.get("state") or value)
+    state = actions.button_state(value.get("state") or dict(value))
     if kind in ("gpu.pick", "model.pick", "model.size"):
         state = _apply_pick(kind, value.get("pick"), state, snapshot)
     workload = actions.workload_from_state(state.get("w") or {}, snapshot.models)
     intent = state.get("i", "advise")
     if kind == "compare.top2" or intent == "compare":
-        gpus = tuple(g for g in state.get("g") or () if g in snapshot.gpus)
+        gpus = tuple(g for g in state.get("g", ()) if g in snapshot.gpus)
         if len(gpus) < 2:
             raise BadState("compare needs two known GPUs")
         has_workload = bool(state.get("w"))
-        view = comparison_view(gpus, workload if has_workload else None, snapshot, "")
-        return reply_from(render_card("comparison", view, language), state=state)
-    if intent in ("price", "specs") and workload.gpu in snapshot.gpus:
+        comparison = comparison_view(gpus, workload if has_workload else None, snapshot, "")
+        return reply_from(render_card("comparison", comparison, language), state=state)
+    if intent in ("price", "specs") and workload.gpu is not None and workload.gpu in snapshot.gpus:
         card_kind, view = _single_gpu_view(intent, workload.gpu, snapshot, "")
         return reply_from(render_card(card_kind, view, language), state=state)
     return recommendation_reply(workload, snapshot=snapshot, lang=language, question="", ignored=(), ask=None)
 
 
-def _apply_pick(kind: str, pick: Any, state: dict[str, Any], snapshot: Any) -> dict[str, Any]:
+def _apply_pick(kind: str, pick: JsonValue, state: ButtonState, snapshot: Snapshot) -> ButtonState:
     if not isinstance(pick, str):
         raise BadState("pick is not a string")
     if kind == "gpu.pick":
         if pick not in snapshot.gpus:
             raise BadState("unknown GPU")
-        gpus = [g for g in state.get("g") or [] if g != pick]
+        gpus = [g for g in state.get("g", []) if g != pick]
         if state.get("i") == "compare":
             return {**state, "g": [*gpus, pick][:4]}
         return actions.with_workload(state, gpu=pick)
@@ -283,7 +289,7 @@ def _apply_pick(kind: str, pick: Any, state: dict[str, Any], snapshot: Any) -> d
     return actions.with_workload(state, params_b=size)
 
 
-def _open_entry(value: Mapping[str, Any], snapshot: Any, language: str) -> Any:
+def _open_entry(value: Mapping[str, JsonValue], snapshot: Snapshot, language: str) -> Reply:
     from knowledge.kb import find_entry
 
     entry_id = value.get("id")

@@ -15,11 +15,16 @@ ErrorKind = Literal["generic", "expired"]
 
 
 class CatalogView(Protocol):
-    """The parts of `knowledge.snapshot.Snapshot` the cards read."""
+    """The parts of `knowledge.snapshot.Snapshot` the cards read (read-only, as the frozen snapshot has them)."""
 
-    gpus: Mapping[str, GpuSpec]
-    providers: Mapping[str, Provider]
-    offers_by_gpu: Mapping[str, tuple[Offer, ...]]
+    @property
+    def gpus(self) -> Mapping[str, GpuSpec]: ...
+
+    @property
+    def providers(self) -> Mapping[str, Provider]: ...
+
+    @property
+    def offers_by_gpu(self) -> Mapping[str, tuple[Offer, ...]]: ...
 
 
 @dataclass(frozen=True, slots=True)
