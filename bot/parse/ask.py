@@ -13,11 +13,12 @@ from rules.types import Checkpointing, Method, Objective, Sharding, Workload
 if TYPE_CHECKING:  # the snapshot module belongs to the lead; only its attributes are used here
     from knowledge.snapshot import Snapshot
 
+Quantization = str  # "bf16", "fp8", "int8", "int4", "nf4", "awq", "gptq", "exl2", "mxfp4", "nvfp4", "gguf", "gguf-q4_k_m", ...
 Intent = Literal[
     "advise", "compare", "price", "specs", "help", "digest", "alert", "language", "explain"
 ]
 Language = Literal["en", "zh-Hans", "zh-Hant", "ko", "ja", "es", "de", "fr", "vi"]
-GpuStatus = Literal["found", "ambiguous", "none"]
+GpuStatus = Literal["found", "ambiguous", "none", "class"]
 Qualitative = Literal["low", "medium", "high"]
 
 
@@ -52,6 +53,8 @@ class GpuMention:
     candidates: tuple[str, ...]
     count: int | None
     query: str
+    memory_gb: float | None = None  # status "class": a GPU described by its memory only ("a 24 GB card")
+    segment: str | None = None  # status "class": consumer, workstation, datacenter, apple
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +95,18 @@ class Ask:
     lora_rank: int | None = None
     resolution: int | None = None
     offload: bool | None = None
+    # Serving and running (the serving issue): users or requests in flight, request rate, context per
+    # sequence (prompt + output), a tokens/s target, the weight format, KV-cache type, engine, preference.
+    family: str | None = None  # "diffusion" when the model is an image/video diffusion model
+    concurrency: int | None = None
+    requests_per_s: float | None = None
+    context_tokens: int | None = None
+    tokens_per_s: float | None = None
+    tokens_per_s_scope: Literal["per_user", "total"] | None = None
+    quantization: Quantization | None = None
+    kv_cache_dtype: str | None = None
+    engine: str | None = None
+    priority: Literal["throughput", "latency"] | None = None
     ignored: tuple[str, ...] = ()
     assumed: Mapping[str, str] = field(default_factory=_empty_mapping)
     clarifications: tuple[tuple[str, str | None], ...] = ()
@@ -118,7 +133,8 @@ def ask_to_dict(ask: Ask) -> dict[str, Any]:
         "seq_len": ask.seq_len,
         "batch_size": ask.batch_size,
         "gpus": [
-            {"status": g.status, "id": g.gpu_id, "name": g.name, "candidates": list(g.candidates)}
+            {"status": g.status, "id": g.gpu_id, "name": g.name, "candidates": list(g.candidates), "count": g.count,
+             "memory_gb": g.memory_gb, "segment": g.segment}
             for g in ask.gpus
         ],
         "gpu_count": ask.gpu_count,
@@ -131,6 +147,16 @@ def ask_to_dict(ask: Ask) -> dict[str, Any]:
         "dataset_tokens": ask.dataset_tokens,
         "spot": ask.spot,
         "objective": ask.objective,
+        "family": ask.family,
+        "concurrency": ask.concurrency,
+        "requests_per_s": ask.requests_per_s,
+        "context_tokens": ask.context_tokens,
+        "tokens_per_s": ask.tokens_per_s,
+        "tokens_per_s_scope": ask.tokens_per_s_scope,
+        "quantization": ask.quantization,
+        "kv_cache_dtype": ask.kv_cache_dtype,
+        "engine": ask.engine,
+        "priority": ask.priority,
         "ignored": list(ask.ignored),
         "assumed": dict(ask.assumed),
     }
@@ -154,15 +180,18 @@ def ask_to_workload(ask: Ask, snapshot: Snapshot) -> Workload:
     pinned = found[0] if len(set(found)) == 1 else None
     budget_objective: Objective | None = {"low": "cheapest", "high": "fastest"}.get(  # type: ignore[assignment]
         ask.budget.qualitative or "")
+    # The engine reads a served or run model as its "inference" method with the context as sequence length
+    # and the users in flight as batch, until it models serving on its own (the serving issue).
+    inference = ask.method in ("serving", "running")
     return Workload(
         model=model,
         params_b=ask.params_b,
-        method=ask.method,
+        method="inference" if inference else ask.method,
         framework=ask.framework,
         optimizer=ask.optimizer,
         precision=ask.precision,
-        seq_len=ask.seq_len,
-        batch_size=ask.batch_size,
+        seq_len=ask.context_tokens if inference else ask.seq_len,
+        batch_size=ask.concurrency if inference and ask.concurrency else ask.batch_size,
         grad_checkpointing=ask.grad_checkpointing,
         lora_rank=ask.lora_rank,
         gpus=ask.gpu_count,

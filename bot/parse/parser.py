@@ -24,6 +24,7 @@ from bot.parse.language import detect_language
 from bot.parse.models import find_model
 from bot.parse.money import find_money
 from bot.parse.quantities import find_batch, find_dataset, find_lora_rank, find_resolution, find_seq_len
+from bot.parse.serving import SERVING_ENGINES, ServingFound, find_serving
 from bot.parse.sizes import SizeMention, find_sizes
 from bot.parse.text import MAX_CHARS, clean_text
 from bot.parse.training import find_training, pick_framework
@@ -67,6 +68,7 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
     sizes = find_sizes(rest)
     model = find_model(rest, sizes, snapshot, config.model_query)
     training = find_training(rest, vocab, config.values)
+    serving = find_serving(rest)
     values: dict[str, Any] = dict(config.values)
     assumed: dict[str, str] = {**money.assumed, **model.assumed, **training.assumed}
     ignored = list(config.ignored)
@@ -92,14 +94,25 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
     language = _requested_language(rest, vocab, language, cues)
 
     has_workload = params_b is not None or bool(model.mention and model.mention.model_id)
+    method = _workload_kind(training.method, serving, has_workload, found_gpus, assumed)
+    context_tokens = None
+    if method in ("serving", "running"):
+        context_tokens, seq_len = seq_len, None  # a served model's context, not a training sequence length
+        assumed.update(serving.assumed)
+        if "seq_len" in assumed:
+            assumed["context_tokens"] = assumed.pop("seq_len")
+    if gpu_count is None and len({g.gpu_id for g in found_gpus}) == 1 and found_gpus[0].status == "found" \
+            and not _plural(found_gpus[0].query):
+        gpu_count = 1
+        assumed["gpu_count"] = "one card (a GPU named without a count)"
     evidence = Evidence(
         cues=cues,
         text_chars=len(text),
         distinct_gpus=len({g.gpu_id or g.query for g in found_gpus}),
         has_workload=has_workload,
-        has_method=training.method is not None,
+        has_method=method is not None,
         has_money_or_time=_has_money(money.budget) or deadline is not None,
-        anything=bool(has_workload or training.method or found_gpus or _has_money(money.budget)
+        anything=bool(has_workload or method or found_gpus or _has_money(money.budget)
                       or seq_len or deadline or objective or training.framework),
     )
     intent = decide_intent(evidence)
@@ -109,7 +122,7 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
         text=raw if isinstance(raw, str) else "",
         model=model.mention,
         params_b=params_b,
-        method=training.method,  # type: ignore[arg-type]
+        method=method,  # type: ignore[arg-type]
         precision=training.precision,
         framework=pick_framework([f for f in (training.framework, config.framework) if f]),
         optimizer=training.optimizer,
@@ -129,10 +142,45 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
         lora_rank=values.get("lora_rank") or find_lora_rank(rest, vocab),
         resolution=values.get("resolution") or find_resolution(rest, vocab),
         offload=training.offload,
+        concurrency=serving.concurrency if method in ("serving", "running") else None,
+        requests_per_s=serving.requests_per_s if method in ("serving", "running") else None,
+        context_tokens=context_tokens,
+        tokens_per_s=serving.tokens_per_s,
+        tokens_per_s_scope=serving.tokens_per_s_scope,  # type: ignore[arg-type]
+        quantization=serving.quantization,
+        kv_cache_dtype=serving.kv_cache_dtype,
+        engine=serving.engine,
+        priority=serving.priority,  # type: ignore[arg-type]
         ignored=tuple(ignored),
         assumed=MappingProxyType(assumed),
-        clarifications=_clarifications(intent, found_gpus, has_workload, model.family, training.method),
+        clarifications=_clarifications(intent, found_gpus, has_workload, model.family, method),
     )
+
+
+def _workload_kind(method: str | None, serving: ServingFound, has_workload: bool,
+                   gpus: tuple[GpuMention, ...], assumed: dict[str, str]) -> str | None:
+    """Training as named; else serving (an endpoint, several users, a serving engine) or running (one user).
+
+    A model and exactly one named GPU with no method and no training word ("Gemma 2B on a T4", "does a 5090
+    handle 70B?") is a question about running that model on that card: said in `assumed`.
+    """
+    many = (serving.concurrency or 0) > 1 or serving.requests_per_s is not None
+    if method is None and (serving.engine in SERVING_ENGINES or many):
+        return "serving"
+    if method is None and serving.engine is not None:
+        return "running"
+    if method == "running" and many:
+        return "serving"
+    if method is None and has_workload and len({g.gpu_id or g.query for g in gpus}) == 1 \
+            and gpus[0].status == "found":
+        assumed["method"] = "running the model (no training word: inference on the named GPU)"
+        return "running"
+    return method
+
+
+def _plural(query: str) -> bool:
+    """"4090s", "H100s": several cards of that kind, no count said."""
+    return query.rstrip().lower().endswith("s") and query.rstrip()[-2:-1].isdigit()
 
 
 def _params_b(

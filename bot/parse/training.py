@@ -55,6 +55,7 @@ OPTIMIZERS: dict[str, str] = {
 _OFFLOAD = re.compile(r"(?<![a-z])(?:cpu[\s_-]?offload|offload(?:ing)?|卸载到cpu|오프로드|オフロード)(?![a-z])")
 _OFFLOAD_ANCHORS = ("offload", "卸载到cpu", "오프로드", "オフロード")
 _SPECIFIC = ("qlora", "lora", "full", "pretrain")
+_INFERENCE = ("inference", "serving", "running")
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,15 +130,17 @@ def _method(
     if method is None and "qlora" in found:
         method = "qlora"
     training = any(v in found for v in (*_SPECIFIC, "finetune", "train")) or stage == "finetune"
-    if method is None and "diffusion" in found and ("inference" not in found or training):
+    inference = any(v in found for v in _INFERENCE)
+    if method is None and "diffusion" in found and (not inference or training):
         method = "diffusion"
     if method is None:
         method = next((v for v in found if v in _SPECIFIC), None)
     if method is None and training:
         method = "lora"
         assumed["method"] = "lora (fine-tuning without a method named: LoRA assumed)"
-    if method is None and "inference" in found:
-        method = "inference"
+    if method is None and inference:
+        # Serving words (an endpoint, several users, a serving engine) win over running words ("run", ollama).
+        method = "serving" if "serving" in found else "running"
     if method == "lora" and quant == "nf4":
         method = "qlora"
         assumed["method"] = "qlora (LoRA on a 4-bit base model)"

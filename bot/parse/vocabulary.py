@@ -22,7 +22,7 @@ INTENT_KEYS = frozenset(
     {"help", "language", "digest", "alert", "compare", "compare_weak", "price", "specs", "explain"}
 )
 METHOD_KEYS = frozenset(
-    {"qlora", "lora", "full", "pretrain", "inference", "diffusion", "finetune", "train"}
+    {"qlora", "lora", "full", "pretrain", "inference", "serving", "running", "diffusion", "finetune", "train", "rl"}
 )
 LEVEL_KEYS = frozenset({"low", "medium", "high"})
 OBJECTIVE_KEYS = frozenset({"cheapest", "fastest", "simplest"})
