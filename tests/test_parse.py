@@ -78,6 +78,9 @@ def test_json_keys_are_the_documented_ones(catalog_snapshot: Any) -> None:
         "intent", "language", "model", "params_b", "method", "precision", "framework", "seq_len",
         "batch_size", "gpus", "gpu_count", "budget", "deadline_hours", "dataset_tokens", "spot",
         "objective", "ignored", "assumed",
+        # the serving issue's fields (README "parse --json")
+        "family", "concurrency", "requests_per_s", "context_tokens", "tokens_per_s", "tokens_per_s_scope",
+        "quantization", "kv_cache_dtype", "engine", "priority",
     }
 
 
