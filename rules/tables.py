@@ -31,6 +31,23 @@ class TierRow:
     max_gpus: int | None  # GPUs in the best plan
 
 
+SERVING_ENGINE_CLASSES = ("paged", "paged_rocm", "gguf_cuda", "apple", "other")
+SERVING_LINKS = ("nvlink", "pcie")
+
+
+@dataclass(frozen=True, slots=True)
+class ServingTables:
+    """Serving throughput constants, fitted on published measurements (the JSON's "serving" basis says how)."""
+
+    bandwidth_efficiency: Mapping[str, float]  # engine class -> achieved share of memory bandwidth in decode
+    step_overhead_ms: Mapping[str, float]  # engine class -> fixed time per decode step (launches, scheduling)
+    host_bandwidth_efficiency: float  # share of host RAM bandwidth a CPU-offloaded layer streams at
+    tp_efficiency: Mapping[str, float]  # link class -> share of aggregate bandwidth kept under tensor parallel
+    decode_compute_utilisation: float  # share of dense peak a compute-bound decode step reaches
+    prefill_compute_utilisation: float  # share of dense peak prefill reaches
+    band: tuple[float, float]  # relative low / high of a throughput figure (from the calibration spread)
+
+
 @dataclass(frozen=True, slots=True)
 class RuleTables:
     """All the numbers the engine reads from data."""
@@ -44,6 +61,7 @@ class RuleTables:
     source: str
     popular_gpus: tuple[str, ...] = ()  # cards people ask about: shown as near misses when they miss
     billing_minimum_s: Mapping[str, int] = field(default_factory=dict)  # provider id -> least seconds billed
+    serving: ServingTables | None = None  # always set by parse_rule_tables
 
 
 def _number(row: Mapping[str, Any], key: str, where: str) -> float | None:
@@ -135,6 +153,53 @@ def parse_rule_tables(data: Any, *, source: str) -> RuleTables:
         source=source,
         popular_gpus=_id_list(data.get("popular_gpus", []), source),
         billing_minimum_s=_minimums(data.get("billing_minimum_s", {}), source),
+        serving=_parse_serving(data.get("serving"), source),
+    )
+
+
+def _shares(raw: Any, keys: tuple[str, ...], where: str) -> dict[str, float]:
+    if not isinstance(raw, Mapping) or set(raw) - set(keys) - {"basis"}:
+        raise RuleTableError(f"{where}: expected an object with {', '.join(keys)}")
+    out = {}
+    for key in keys:
+        value = _number(raw, key, where)
+        if value is None or not 0.0 < value <= 1.0:
+            raise RuleTableError(f"{where}.{key}: need a number in (0, 1]")
+        out[key] = value
+    return out
+
+
+def _overheads(raw: Any, where: str) -> dict[str, float]:
+    if not isinstance(raw, Mapping) or set(raw) - set(SERVING_ENGINE_CLASSES) - {"basis"}:
+        raise RuleTableError(f"{where}: expected milliseconds for {', '.join(SERVING_ENGINE_CLASSES)}")
+    out = {}
+    for key in SERVING_ENGINE_CLASSES:
+        value = _number(raw, key, where)
+        if value is None or not 0.0 <= value <= 100.0:
+            raise RuleTableError(f"{where}.{key}: need milliseconds between 0 and 100")
+        out[key] = value
+    return out
+
+
+def _parse_serving(raw: Any, source: str) -> ServingTables:
+    where = f"{source}: serving"
+    if not isinstance(raw, Mapping):
+        raise RuleTableError(f"{where}: missing (bandwidth_efficiency, tp_efficiency, utilisation, band)")
+    band = raw.get("band")
+    if not (isinstance(band, list) and len(band) == 2 and all(isinstance(b, (int, float)) for b in band)
+            and 0.0 < band[0] <= 1.0 <= band[1]):
+        raise RuleTableError(f"{where}.band: expected [low, high] with low <= 1 <= high, e.g. [0.7, 1.3]")
+    utilisation = _shares(raw.get("compute_utilisation"), ("decode", "prefill"), f"{where}.compute_utilisation")
+    return ServingTables(
+        bandwidth_efficiency=_shares(raw.get("bandwidth_efficiency"), SERVING_ENGINE_CLASSES,
+                                     f"{where}.bandwidth_efficiency"),
+        step_overhead_ms=_overheads(raw.get("step_overhead_ms"), f"{where}.step_overhead_ms"),
+        host_bandwidth_efficiency=_shares(raw.get("host"), ("bandwidth_efficiency",), f"{where}.host")[
+            "bandwidth_efficiency"],
+        tp_efficiency=_shares(raw.get("tp_efficiency"), SERVING_LINKS, f"{where}.tp_efficiency"),
+        decode_compute_utilisation=utilisation["decode"],
+        prefill_compute_utilisation=utilisation["prefill"],
+        band=(float(band[0]), float(band[1])),
     )
 
 

@@ -12,7 +12,9 @@ from decimal import Decimal
 from typing import Literal
 
 Segment = Literal["consumer", "workstation", "datacenter"]
-Method = Literal["full", "pretrain", "lora", "qlora", "inference", "diffusion"]
+# "inference" is the legacy name: running for one user, serving when concurrency > 1 (rules.workload.serving).
+Method = Literal["full", "pretrain", "lora", "qlora", "inference", "diffusion", "serving", "running"]
+TokensPerSecondScope = Literal["per_user", "total"]
 Tier = Literal["on-demand", "spot", "reserved"]
 Sharding = Literal["none", "ddp", "zero1", "zero2", "zero3", "fsdp"]
 Checkpointing = Literal["none", "full", "selective", "offloaded"]
@@ -141,3 +143,12 @@ class Workload:
     spot: bool | None = None
     objective: Objective | None = None
     allowed_switches: frozenset[str] = field(default_factory=frozenset)  # e.g. {"qlora", "checkpointing"}
+    # Serving and running (rules.workload.serving lists the accepted values of each).
+    concurrency: int | None = None  # sequences in flight at once (users or requests)
+    context_tokens: int | None = None  # prompt + output per sequence
+    tokens_per_s: float | None = None  # output tokens/s asked for, per user or in total (tokens_per_s_scope)
+    tokens_per_s_scope: TokensPerSecondScope | None = None
+    quantization: str | None = None  # weight format: bf16, fp8, int8, awq, gptq, gguf-q4_k_m, ...
+    kv_cache_dtype: str | None = None  # fp16, bf16, fp8, q8_0, q4_0
+    engine: str | None = None  # vllm, sglang, tgi, tensorrt-llm, llama.cpp, ollama, mlx, lmstudio, transformers, exllama
+    family: str | None = None  # model family named without a size ("llama", "qwen")

@@ -22,6 +22,7 @@ Number = float | int | str
 # Keys of `MemoryEstimate.breakdown`, in display order.
 BREAKDOWN_KEYS: tuple[str, ...] = (
     "weights",
+    "kv_cache",  # serving and running only
     "gradients",
     "optimizer",
     "adapters",

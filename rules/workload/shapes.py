@@ -25,10 +25,24 @@ class Shape:
     moe_active_experts: int
     gated_mlp: bool
     assumed: bool
+    # Attention details the KV cache depends on (ModelSpec fields of the same names; 0 = not given).
+    config_head_dim: int = 0  # the config's head_dim where it is not hidden_size // heads (Gemma, Qwen3)
+    kv_lora_rank: int = 0  # MLA: width of the cached compressed latent
+    qk_rope_head_dim: int = 0  # MLA: decoupled RoPE key width cached beside the latent
+    native_dtype: str = "bf16"  # the published weights' dtype ("fp8" for DeepSeek-V3/R1)
+    sliding_window: int = 0  # tokens a sliding-window layer keeps
+    sliding_layers: int = 0  # layers that use the sliding window
+    max_context: int = 0  # the model's longest context (0 = unknown)
 
     @property
     def head_dim(self) -> int:
+        """hidden_size // heads, as the training estimates have always used it."""
         return self.hidden_size // self.heads
+
+    @property
+    def attention_head_dim(self) -> int:
+        """The per-head width the KV cache stores: the config's head_dim where given."""
+        return self.config_head_dim or self.head_dim
 
     @property
     def kv_dim(self) -> int:
@@ -77,6 +91,14 @@ def shape_from_model(model: ModelSpec) -> Shape:
         moe_active_experts=model.moe_active_experts,
         gated_mlp=True,
         assumed=False,
+        # getattr: catalogs built before these ModelSpec fields existed leave them at "not given".
+        config_head_dim=int(getattr(model, "head_dim", 0) or 0),
+        kv_lora_rank=int(getattr(model, "kv_lora_rank", 0) or 0),
+        qk_rope_head_dim=int(getattr(model, "qk_rope_head_dim", 0) or 0),
+        native_dtype=str(getattr(model, "native_dtype", "bf16") or "bf16"),
+        sliding_window=int(getattr(model, "sliding_window", 0) or 0),
+        sliding_layers=int(getattr(model, "sliding_layers", 0) or 0),
+        max_context=model.max_context,
     )
 
 

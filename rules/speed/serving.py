@@ -1,0 +1,135 @@
+"""Serving throughput: decode from memory bandwidth (a roofline bounded below by compute), prefill from FLOPs.
+
+A decode step reads every weight the batch touches once (MoE: the shared part plus the experts the batch's
+tokens route to) and every sequence's KV cache; it cannot go faster than the step's FLOPs allow either:
+    step = max(bytes / (bandwidth x efficiency x TP efficiency), FLOPs / (peak x utilisation))
+tokens/s per user = 1 / step, in total = batch / step. Prefill: (2·N_active + attention) FLOPs per token.
+The efficiencies are fitted on published measurements (rules/data/rule_tables.json "serving").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from rules.memory.serving import kv_bytes_per_sequence, model_weight_bytes
+from rules.tables import ServingTables
+from rules.types import GpuSpec
+from rules.workload.formats import weight_format
+from rules.workload.serving import GGUF_ENGINES, PAGED_ENGINES, ServingSetup
+from rules.workload.shapes import Shape
+
+# Host memory a desktop holds offloaded layers in: dual-channel DDR5-5600 = 2 channels x 8 B x 5600 MT/s
+# = 89.6 GB/s (JEDEC DDR5 data rate; the common desktop configuration of 2024-25).
+HOST_RAM_GBS = 89.6
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """Decode and prefill rates of one plan at one batch, and which bound set the decode step."""
+
+    batch: int
+    output_tokens_per_s: float  # all sequences together
+    output_tokens_per_s_per_user: float
+    prefill_tokens_per_s: float
+    basis: str  # "bandwidth" (memory-bound roofline), "compute", or "offload"
+
+
+def engine_class(setup: ServingSetup, gpu: GpuSpec) -> str:
+    """The efficiency row: paged (vLLM-style on CUDA), paged_rocm, gguf_cuda, apple (llama.cpp or MLX on
+    Metal), other (ExLlama, transformers)."""
+    if getattr(gpu, "unified_memory", False):
+        return "apple"
+    if setup.engine in PAGED_ENGINES:
+        return "paged_rocm" if gpu.software_stack.lower() == "rocm" else "paged"
+    if setup.engine in GGUF_ENGINES:
+        return "gguf_cuda"
+    return "other"
+
+
+def read_bytes_per_step(shape: Shape, setup: ServingSetup, batch: int) -> float:
+    """Weight bytes one decode step reads (all GPUs): everything but the input embedding (a lookup of
+    `batch` rows) for dense models; MoE: the shared part plus the experts touched. With uniform routing of
+    k of E experts, a layer's batch touches E·(1 - (1 - k/E)^batch) distinct experts on average."""
+    total = model_weight_bytes(shape, setup.weight_format)
+    embed = 0.0 if shape.tied_embeddings else shape.vocab_size * shape.hidden_size * 2.0
+    if weight_format(setup.weight_format).whole_model:
+        embed *= weight_format(setup.weight_format).bits / 16
+    if not shape.moe_experts or shape.moe_experts <= shape.moe_active_experts:
+        return total - embed
+    experts, k = shape.moe_experts, max(shape.moe_active_experts, 1)
+    per_expert = max(shape.params_b - shape.active_params_b, 0.0) / (experts - k)
+    shared = max(shape.active_params_b - k * per_expert, 0.0)
+    touched = experts * (1.0 - (1.0 - k / experts) ** batch)
+    scale = total / (shape.params_b * 1e9)  # bytes per parameter in this format
+    return (shared + touched * per_expert) * 1e9 * scale - embed
+
+
+def _decode_flops(shape: Shape, batch: int, kv_len: int) -> float:
+    """2·N_active per token plus attention over the cache (QK and AV: 4 · layers · len · q width)."""
+    attention = 4.0 * shape.layers * kv_len * shape.heads * shape.attention_head_dim
+    return batch * (2.0 * shape.active_params_b * 1e9 + attention)
+
+
+# Formats whose GEMMs run on fp8 (or faster fp4) tensor cores where the GPU has them: fp8 W8A8; NVFP4 and
+# MXFP4 on Blackwell run at the fp4 rate, at least the fp8 one (the catalog holds no fp4 column, so fp8 is
+# the conservative peak).
+LOW_PRECISION_COMPUTE = frozenset({"fp8", "nvfp4", "mxfp4"})
+
+
+def compute_peak_tflops(gpu: GpuSpec, weight_format_name: str) -> float:
+    """Dense tensor peak the GEMMs run at: fp8 where the weights are fp8/fp4 and the GPU has fp8 units, else
+    bf16 (fp16 on cards without bf16); weight-only int8/4-bit kernels dequantise to 16-bit."""
+    if weight_format_name in LOW_PRECISION_COMPUTE and gpu.fp8_support and gpu.fp8_dense_tflops:
+        return gpu.fp8_dense_tflops
+    return gpu.bf16_dense_tflops or gpu.fp16_dense_tflops
+
+
+def tp_efficiency(gpu: GpuSpec, setup: ServingSetup, tables: ServingTables) -> float:
+    """Share of the GPUs' summed bandwidth (or peak) a multi-GPU plan keeps. Tensor parallel: all GPUs work
+    on every layer at once, less the all-reduces. A layer split (llama.cpp -sm layer) runs the GPUs one
+    after the other for each token: one GPU's worth."""
+    if setup.gpus == 1:
+        return 1.0
+    if setup.engine not in PAGED_ENGINES:
+        return 1.0 / setup.gpus
+    link = "nvlink" if gpu.has_nvlink_class_link else "pcie"
+    return tables.tp_efficiency[link]
+
+
+def decode_rate(shape: Shape, setup: ServingSetup, gpu: GpuSpec, tables: ServingTables, *, batch: int,
+                kv_len: int, bandwidth_gbs: float | None = None) -> Rate:
+    """Decode and prefill rates at `batch` sequences each holding `kv_len` cached tokens."""
+    batch = max(batch, 1)
+    bandwidth = (bandwidth_gbs or gpu.memory_bandwidth_gbs) * 1e9
+    efficiency = tables.bandwidth_efficiency[engine_class(setup, gpu)] * tp_efficiency(gpu, setup, tables)
+    kv = kv_bytes_per_sequence(shape, _at(setup, kv_len))
+    per_gpu_bytes = read_bytes_per_step(shape, setup, batch) / setup.gpus + batch * kv
+    memory_s = per_gpu_bytes / (bandwidth * efficiency) + tables.step_overhead_ms[engine_class(setup, gpu)] / 1e3
+    peak = compute_peak_tflops(gpu, setup.weight_format) * 1e12 * setup.gpus * tp_efficiency(gpu, setup, tables)
+    compute_s = _decode_flops(shape, batch, kv_len) / (peak * tables.decode_compute_utilisation)
+    step = max(memory_s, compute_s)
+    return Rate(batch, batch / step, 1.0 / step, prefill_rate(shape, gpu, setup, tables, kv_len),
+                "bandwidth" if memory_s >= compute_s else "compute")
+
+
+def prefill_rate(shape: Shape, gpu: GpuSpec, setup: ServingSetup, tables: ServingTables, prompt: int) -> float:
+    """Prompt tokens/s: peak x utilisation over (2·N_active + attention at half the prompt) per token."""
+    per_token = 2.0 * shape.active_params_b * 1e9 + 2.0 * shape.layers * prompt * shape.heads * shape.attention_head_dim
+    peak = compute_peak_tflops(gpu, setup.weight_format) * 1e12 * setup.gpus * tp_efficiency(gpu, setup, tables)
+    return peak * tables.prefill_compute_utilisation / per_token
+
+
+def offload_rate(shape: Shape, setup: ServingSetup, gpu: GpuSpec, tables: ServingTables, *, on_gpu_share: float,
+                 kv_len: int) -> Rate:
+    """llama.cpp with only part of the layers on the GPU (-ngl < all): each token streams the GPU's share
+    from VRAM and the rest from host RAM (HOST_RAM_GBS) at the CPU decode efficiency."""
+    total = read_bytes_per_step(shape, setup, 1) + kv_bytes_per_sequence(shape, _at(setup, kv_len)) * setup.gpus
+    gpu_eff = tables.bandwidth_efficiency[engine_class(setup, gpu)]
+    on_gpu = total * on_gpu_share
+    step = on_gpu / (gpu.memory_bandwidth_gbs * 1e9 * gpu_eff) + \
+        (total - on_gpu) / (HOST_RAM_GBS * 1e9 * tables.host_bandwidth_efficiency)
+    return Rate(1, 1.0 / step, 1.0 / step, prefill_rate(shape, gpu, setup, tables, kv_len), "offload")
+
+
+def _at(setup: ServingSetup, kv_len: int) -> ServingSetup:
+    return replace(setup, context_tokens=max(kv_len, 0))

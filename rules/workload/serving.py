@@ -1,0 +1,145 @@
+"""Serving and running a model: which of the two a workload is, the engine, the precisions to try, the defaults.
+
+`running` is one user (local chat, batch inference); `serving` is an endpoint for N sequences in flight.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rules.workload.formats import DEFAULT_GGUF, FORMATS, KV_CACHE_DTYPES
+from rules.types import GpuSpec, Workload
+from rules.workload.shapes import Shape
+
+SERVING_METHODS = frozenset({"serving", "running"})
+ENGINES = ("vllm", "sglang", "tgi", "tensorrt-llm", "llama.cpp", "ollama", "mlx", "lmstudio", "transformers",
+           "exllama")
+# Engines that load GGUF files and split layers between GPUs and the CPU (-ngl): llama.cpp and the apps
+# built on it (Ollama, LM Studio).
+GGUF_ENGINES = frozenset({"llama.cpp", "ollama", "lmstudio"})
+# Engines that pre-allocate a share of the card and fill it with a paged KV cache (vLLM's design; SGLang,
+# TGI and TensorRT-LLM do the same with their own fraction flags, sized here as vLLM).
+PAGED_ENGINES = frozenset({"vllm", "sglang", "tgi", "tensorrt-llm"})
+# Context assumed when none is given: Ollama's default context on cards under 24 GiB is 4k
+# (ollama docs/context-length.mdx: "< 24 GiB VRAM: 4k context"); the answer states it and shows 32k/128k.
+DEFAULT_CONTEXT_TOKENS = 4096
+CONTEXT_STEPS = (4096, 32768, 131072)
+# Quality-first order when the user names no precision: each step is tried only if the one before does
+# not fit (DESIGN §3: answer with what fits in each, never one silent choice).
+PAGED_LADDER = ("bf16", "fp8", "int8", "awq")
+GGUF_LADDER = ("bf16", "gguf-q8_0", DEFAULT_GGUF)
+MLX_LADDER = ("bf16", "int8", "int4")
+# Shown in the fit matrix beside the ladder: the levels a llama.cpp/Ollama/Apple user chooses between.
+MATRIX_PRECISIONS = ("bf16", "fp8", "int8", "awq")
+QUALITY_CODES = {"16bit": "quant.none", "fp8": "quant.fp8", "int8": "quant.int8", "4bit": "quant.4bit",
+                 "gguf": "quant.gguf"}
+
+
+@dataclass(frozen=True, slots=True)
+class ServingSetup:
+    """A fully specified serving or running plan on one GPU type."""
+
+    method: str  # serving | running
+    engine: str
+    weight_format: str  # a key of rules.memory.formats.FORMATS
+    kv_cache_dtype: str
+    concurrency: int  # sequences the memory is sized for
+    context_tokens: int  # prompt + output per sequence
+    gpus: int  # GPUs sharing the model (tensor parallel in a node, pipeline across nodes)
+    full_load: bool  # no concurrency given: report as many sequences as the memory sustains
+
+    @property
+    def nodes(self) -> int:
+        return max(1, -(-self.gpus // 8))
+
+    @property
+    def tensor_parallel(self) -> int:
+        return min(self.gpus, 8)
+
+
+def serving_method(workload: Workload) -> str | None:
+    """"serving" or "running" for these workloads, None for training. "inference" (the legacy name) and a
+    workload that names only serving inputs are running for one sequence, serving for more."""
+    method = workload.method
+    if method in SERVING_METHODS:
+        return method
+    serving_inputs = (workload.concurrency, workload.context_tokens, workload.quantization, workload.engine,
+                      workload.tokens_per_s, workload.kv_cache_dtype)
+    if method == "inference" or (method is None and any(v is not None for v in serving_inputs)):
+        return "serving" if (workload.concurrency or 1) > 1 else "running"
+    return None
+
+
+def native_format(shape: Shape) -> str:
+    """The published weights' format: fp8 for DeepSeek-V3/R1 (ModelSpec.native_dtype), else bf16."""
+    return "fp8" if shape.native_dtype == "fp8" else "bf16"
+
+
+def pick_engine(workload: Workload, method: str, gpu: GpuSpec) -> str:
+    """The engine named, else llama.cpp for GGUF, Apple silicon and one user on a desktop card, else vLLM."""
+    if workload.engine in ENGINES:
+        return workload.engine
+    quantization = workload.quantization or ""
+    if quantization.startswith("gguf") or getattr(gpu, "unified_memory", False):
+        return "llama.cpp"
+    if method == "running" and gpu.segment == "consumer":
+        return "llama.cpp"
+    return "vllm"
+
+
+def fp8_allowed(gpu: GpuSpec, shape: Shape) -> bool:
+    """fp8 weights on Ada/Hopper/Blackwell (GpuSpec.fp8_support); a model published in fp8 on any card with
+    bf16 (vLLM runs fp8 checkpoints weight-only through its Marlin kernels on Ampere)."""
+    return gpu.fp8_support or (native_format(shape) == "fp8" and gpu.bf16_support)
+
+
+def ladder(workload: Workload, shape: Shape, gpu: GpuSpec, engine: str) -> tuple[str, ...]:
+    """Precisions to try in order: the one asked for, else quality first for the engine."""
+    if workload.quantization:
+        return (workload.quantization,)
+    if engine in GGUF_ENGINES:
+        steps: tuple[str, ...] = GGUF_LADDER
+    elif engine == "mlx":
+        steps = MLX_LADDER
+    else:
+        steps = PAGED_LADDER
+    if native_format(shape) == "fp8":  # published in fp8: never sized (or upcast) to bf16 by default
+        steps = tuple(s for s in steps if s != "bf16")
+        if engine not in GGUF_ENGINES and "fp8" not in steps:
+            steps = ("fp8", *steps)
+    return tuple(s for s in steps if s != "fp8" or fp8_allowed(gpu, shape))
+
+
+def matrix_precisions(shape: Shape, gpu: GpuSpec, engine: str) -> tuple[str, ...]:
+    """The fit matrix: bf16, fp8 where allowed, int8, 4-bit, and the GGUF levels for llama.cpp engines."""
+    out = [p for p in MATRIX_PRECISIONS if p != "fp8" or fp8_allowed(gpu, shape)]
+    if engine in GGUF_ENGINES:
+        out += ["gguf-q8_0", DEFAULT_GGUF]
+    return tuple(out)
+
+
+def kv_cache_dtype(workload: Workload, weight_format: str) -> str:
+    """The KV dtype asked for; else the model's 16-bit dtype (vLLM --kv-cache-dtype auto, llama.cpp f16)."""
+    if workload.kv_cache_dtype in KV_CACHE_DTYPES:
+        return workload.kv_cache_dtype
+    return "fp16" if weight_format == "fp16" else "bf16"
+
+
+def context_tokens(workload: Workload, shape_max_context: int) -> int:
+    """The context asked for, else the stated default (never above the model's own maximum)."""
+    if workload.context_tokens:
+        return workload.context_tokens
+    return min(DEFAULT_CONTEXT_TOKENS, shape_max_context) if shape_max_context else DEFAULT_CONTEXT_TOKENS
+
+
+def resolve_serving(workload: Workload, *, method: str, engine: str, weight_format: str, gpus: int,
+                    max_context: int) -> ServingSetup:
+    """Every missing serving input gets its stated default."""
+    fmt = weight_format if weight_format in FORMATS or weight_format == "gguf" else "bf16"
+    concurrency = workload.concurrency or 1
+    return ServingSetup(
+        method=method, engine=engine, weight_format=DEFAULT_GGUF if fmt == "gguf" else fmt,
+        kv_cache_dtype=kv_cache_dtype(workload, fmt), concurrency=concurrency,
+        context_tokens=context_tokens(workload, max_context), gpus=gpus,
+        full_load=method == "serving" and workload.concurrency is None,
+    )

@@ -1,0 +1,104 @@
+"""Serving throughput model: the roofline by hand, MoE experts touched, layer split, offload, rule table checks."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from rules.speed.serving import HOST_RAM_GBS, decode_rate, offload_rate, prefill_rate, read_bytes_per_step
+from rules.tables import RuleTableError, ServingTables, parse_rule_tables
+from rules.workload.serving import ServingSetup
+from rules.workload.shapes import shape_from_model
+from test_rules_serving_support import catalog_model
+from test_rules_support import ROOT, catalog_gpus
+
+GPUS = catalog_gpus()
+LLAMA_8B = shape_from_model(catalog_model("llama-3.1-8b"))
+MIXTRAL = shape_from_model(catalog_model("mixtral-8x7b"))
+# Efficiency 1, no overhead, full utilisation: the pure roofline, so expected values are arithmetic.
+IDEAL = ServingTables(
+    bandwidth_efficiency=dict.fromkeys(("paged", "paged_rocm", "gguf_cuda", "apple", "other"), 1.0),
+    step_overhead_ms=dict.fromkeys(("paged", "paged_rocm", "gguf_cuda", "apple", "other"), 0.0),
+    host_bandwidth_efficiency=1.0, tp_efficiency={"nvlink": 1.0, "pcie": 1.0}, decode_compute_utilisation=1.0,
+    prefill_compute_utilisation=1.0, band=(0.7, 1.3))
+
+
+def setup(engine="vllm", fmt="bf16", gpus=1, context=4096):
+    return ServingSetup("serving", engine, fmt, "bf16", 1, context, gpus, False)
+
+
+def test_batch_one_decode_is_bandwidth_over_bytes():
+    """H100 SXM 3350 GB/s; Llama-3.1-8B bf16 reads every weight but the input embedding (untied:
+    128,256 x 4096 looked up, not read) plus 2048 cached tokens x 131,072 B."""
+    rate = decode_rate(LLAMA_8B, setup(), GPUS["h100-sxm-80gb"], IDEAL, batch=1, kv_len=2048)
+    bytes_per_token = (8.03e9 - 128_256 * 4096) * 2 + 2048 * 131_072
+    assert rate.output_tokens_per_s_per_user == pytest.approx(3350e9 / bytes_per_token)
+    assert rate.basis == "bandwidth"
+
+
+def test_large_batches_become_compute_bound():
+    """At 4096 sequences and no cache, each step is 2 x 8.03e9 FLOPs per sequence on 989 dense TFLOPS."""
+    rate = decode_rate(LLAMA_8B, setup(), GPUS["h100-sxm-80gb"], IDEAL, batch=4096, kv_len=0)
+    assert rate.basis == "compute"
+    assert rate.output_tokens_per_s == pytest.approx(989e12 / (2 * 8.03e9))
+
+
+def test_total_is_batch_times_per_user():
+    rate = decode_rate(LLAMA_8B, setup(), GPUS["a100-sxm-80gb"], IDEAL, batch=16, kv_len=1000)
+    assert rate.output_tokens_per_s == pytest.approx(16 * rate.output_tokens_per_s_per_user)
+
+
+def test_moe_reads_the_experts_its_batch_touches():
+    """Mixtral 8x7B: 46.7B total, 12.9B active, top-2 of 8. Per expert (46.7 - 12.9) / 6 = 5.633B, shared
+    12.9 - 2 x 5.633 = 1.633B. One token touches 2 experts (12.9B); 1000 tokens all 8 (46.7B)."""
+    embed = 32_000 * 4096 * 2.0
+    assert read_bytes_per_step(MIXTRAL, setup(), 1) == pytest.approx(12.9e9 * 2 - embed)
+    assert read_bytes_per_step(MIXTRAL, setup(), 1000) == pytest.approx(46.7e9 * 2 - embed, rel=1e-6)
+    two = 8 * (1 - (1 - 2 / 8) ** 2)  # expected distinct experts for two tokens: 3.5
+    assert read_bytes_per_step(MIXTRAL, setup(), 2) == pytest.approx((1.6333e9 + two * 5.6333e9) * 2 - embed,
+                                                                     rel=1e-4)
+
+
+def test_tensor_parallel_adds_bandwidth_and_a_layer_split_does_not():
+    one = decode_rate(LLAMA_8B, setup(), GPUS["h100-sxm-80gb"], IDEAL, batch=1, kv_len=0)
+    tp2 = decode_rate(LLAMA_8B, setup(gpus=2), GPUS["h100-sxm-80gb"], IDEAL, batch=1, kv_len=0)
+    assert tp2.output_tokens_per_s_per_user == pytest.approx(2 * one.output_tokens_per_s_per_user)
+    gguf = decode_rate(LLAMA_8B, setup("llama.cpp"), GPUS["rtx-3090"], IDEAL, batch=1, kv_len=0)
+    split = decode_rate(LLAMA_8B, setup("llama.cpp", gpus=2), GPUS["rtx-3090"], IDEAL, batch=1, kv_len=0)
+    assert split.output_tokens_per_s_per_user == pytest.approx(gguf.output_tokens_per_s_per_user)
+
+
+def test_prefill_is_flops_bound():
+    """2 x 8.03e9 + 2 x 32 layers x 512 x 32 heads x 128 FLOPs per prompt token on 165.2 TFLOPS."""
+    per_token = 2 * 8.03e9 + 2 * 32 * 512 * 32 * 128
+    assert prefill_rate(LLAMA_8B, GPUS["rtx-4090"], setup("llama.cpp"), IDEAL, 512) == pytest.approx(
+        165.2e12 / per_token)
+
+
+def test_offload_streams_the_rest_from_host_ram():
+    """Half the bytes from a 4090's 1008 GB/s, half from dual-channel DDR5-5600 (89.6 GB/s)."""
+    rate = offload_rate(LLAMA_8B, setup("llama.cpp"), GPUS["rtx-4090"], IDEAL, on_gpu_share=0.5, kv_len=0)
+    total = (8.03e9 - 128_256 * 4096) * 2
+    assert HOST_RAM_GBS == 2 * 8 * 5.6
+    assert rate.output_tokens_per_s_per_user == pytest.approx(1 / (total / 2 / 1008e9 + total / 2 / 89.6e9))
+    assert rate.basis == "offload"
+
+
+def test_serving_table_is_required_and_validated():
+    import json
+
+    data = json.loads((ROOT / "rules" / "data" / "rule_tables.json").read_text())
+    del data["serving"]
+    with pytest.raises(RuleTableError, match=r"^t\.json: serving: missing"):
+        parse_rule_tables(data, source="t.json")
+    data = json.loads((ROOT / "rules" / "data" / "rule_tables.json").read_text())
+    data["serving"]["bandwidth_efficiency"]["paged"] = 1.5
+    with pytest.raises(RuleTableError, match=r"serving\.bandwidth_efficiency\.paged"):
+        parse_rule_tables(data, source="t.json")
+
+
+def test_unified_flag_is_read_only_when_present():
+    """Before the catalog gains `unified_memory`, a GpuSpec without it decodes as a CUDA card."""
+    gpu = replace(GPUS["rtx-4090"])
+    assert not hasattr(gpu, "unified_memory") or gpu.unified_memory is False  # type: ignore[attr-defined]

@@ -1,0 +1,37 @@
+"""Shared inputs for the serving tests: catalog model presets (knowledge/data/models.csv) as ModelSpec."""
+
+from __future__ import annotations
+
+import csv
+from functools import lru_cache
+
+from rules.types import ModelSpec
+from test_rules_support import ROOT
+
+_INTS = {"layers", "hidden_size", "heads", "kv_heads", "intermediate_size", "vocab_size", "moe_experts",
+         "moe_active_experts", "max_context", "head_dim", "kv_lora_rank", "qk_rope_head_dim", "sliding_window",
+         "sliding_layers"}
+_FLOATS = {"params_b", "active_params_b"}
+
+
+def _value(key: str, text: str) -> object:
+    if key in _INTS:
+        return int(text or 0)
+    if key in _FLOATS:
+        return float(text)
+    if key == "tied_embeddings":
+        return text == "true"
+    return text or None
+
+
+@lru_cache(maxsize=1)
+def catalog_models() -> dict[str, ModelSpec]:
+    """Every preset of the bundled catalog CSV (the columns this ModelSpec has)."""
+    with (ROOT / "knowledge" / "data" / "models.csv").open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    fields = ModelSpec.__slots__  # type: ignore[attr-defined]
+    return {row["id"]: ModelSpec(**{k: _value(k, row[k]) for k in fields if k in row}) for row in rows}
+
+
+def catalog_model(model_id: str) -> ModelSpec:
+    return catalog_models()[model_id]
