@@ -52,7 +52,7 @@ def recommendation_reply(workload: Workload, *, snapshot: Snapshot, lang: str, q
         question=question, ignored=tuple(ignored), buttons=what_if_buttons(verdict, state),
         extra_sections=extra_sections,
     )
-    return reply_from(render_card("recommendation", view, lang), ask=ask, state=state)
+    return reply_from(render_card("recommendation", view, lang), ask=ask, state=state, verdict=verdict)
 
 
 def what_if_buttons(verdict: Verdict, state: ButtonState) -> tuple[WhatIf, ...]:

@@ -12,6 +12,7 @@ from bot.render.views import ErrorKind, ErrorView, HelpView
 if TYPE_CHECKING:
     from bot.answer.actions import ButtonState
     from bot.parse.ask import Ask
+    from rules.verdict import Verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +29,7 @@ class Reply:
     ask: Ask | None = None
     state: ButtonState | None = None
     card: Card | None = field(default=None, repr=False)
+    verdict: Verdict | None = field(default=None, repr=False)  # the engine's result behind an advice card
 
     def message(self) -> dict[str, Any]:
         return {"text": self.text, "blocks": list(self.blocks)}
@@ -36,8 +38,9 @@ class Reply:
         return render_terminal(self.card) if self.card is not None else self.text + "\n"
 
 
-def reply_from(card: Card, *, ask: Ask | None = None, state: ButtonState | None = None) -> Reply:
-    return Reply(card.text, card.blocks, card.language, card.kind, ask, state, card)
+def reply_from(card: Card, *, ask: Ask | None = None, state: ButtonState | None = None,
+               verdict: Verdict | None = None) -> Reply:
+    return Reply(card.text, card.blocks, card.language, card.kind, ask, state, card, verdict)
 
 
 def help_reply(language: str, question: str = "", ask: Ask | None = None) -> Reply:

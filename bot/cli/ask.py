@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
+
+if TYPE_CHECKING:
+    from bot.answer.reply import Reply
+    from knowledge.snapshot import Snapshot
 
 BLOCK_KIT_BUILDER = "https://app.slack.com/block-kit-builder/#"
 
@@ -15,7 +19,8 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("ask", help="ask a question as you would in Slack; prints the answer card")
     p.add_argument("text", help="the question, or - to read one question per line (JSON Lines out)")
     p.add_argument("--lang", default=None, help="answer in this language (en, zh-Hans, ko, ja, es, de, fr, vi)")
-    p.add_argument("--json", action="store_true", help='print {"text", "blocks"} exactly as sent to Slack')
+    p.add_argument("--json", action="store_true",
+                   help='print {"text", "blocks"} as sent to Slack, plus "parsed" and "result" (README: ask --json)')
     p.add_argument("--preview-url", action="store_true", help="print a Block Kit Builder link to see the card")
     p.set_defaults(handler=cmd_ask)
 
@@ -24,6 +29,17 @@ def preview_url(blocks: Any) -> str:
     """A Block Kit Builder link showing `blocks` (the builder reads a URL-encoded {"blocks": [...]})."""
     payload = json.dumps({"blocks": list(blocks)}, ensure_ascii=False, separators=(",", ":"))
     return BLOCK_KIT_BUILDER + quote(payload, safe="")
+
+
+def answer_json(reply: Reply, snapshot: Snapshot) -> dict[str, Any]:
+    """`parsed` (the `parse --json` object) and `result` (the `estimate --json` object, advice only; else null)."""
+    from bot.parse.ask import ask_to_dict
+    from rules.serialize import verdict_to_json
+
+    return {
+        "parsed": ask_to_dict(reply.ask) if reply.ask is not None else None,
+        "result": verdict_to_json(reply.verdict, snapshot.gpus) if reply.verdict is not None else None,
+    }
 
 
 def cmd_ask(args: Any) -> int:
@@ -35,7 +51,7 @@ def cmd_ask(args: Any) -> int:
     for text in queries(args.text):
         reply = answer(text, snapshot=snapshot, lang=args.lang, now=datetime.now(UTC))
         if args.json or lines:
-            out: dict[str, Any] = reply.message()
+            out: dict[str, Any] = {**reply.message(), **answer_json(reply, snapshot)}
             if lines:
                 out = {"question": text, "language": reply.language, "kind": reply.kind, **out}
             if args.preview_url:
