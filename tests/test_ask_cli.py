@@ -28,7 +28,10 @@ def test_terminal_answer_has_bars(cli_db: None, capsys: pytest.CaptureFixture[st
 def test_json_is_the_slack_message(cli_db: None, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ask", "price 4090", "--json", "--lang", "de"]) == 0
     message = json.loads(capsys.readouterr().out)
-    assert set(message) == {"text", "blocks"} and check_message(message) == []
+    # The Slack message plus the serving issue's contract keys: the parse and, for advice only, the result.
+    assert set(message) == {"text", "blocks", "parsed", "result"}
+    assert check_message({"text": message["text"], "blocks": message["blocks"]}) == []
+    assert message["parsed"]["intent"] == "price" and message["result"] is None
     assert "ab" in message["text"]  # German fallback ("…: ab 0,23 $/GPU-Std.")
 
 
