@@ -26,7 +26,7 @@ class GpuBase(SQLModel):
     fp16_dense_tflops: float = Field(gt=0)
     fp8_dense_tflops: float | None = Field(default=None, gt=0)
     fp32_tflops: float = Field(gt=0)
-    tdp_w: int = Field(gt=0, le=3000)
+    tdp_w: int = Field(ge=0, le=3000)  # 0 = not published (TPU, Trainium)
     release_year: int = Field(ge=2014, le=2030)
     segment: str = Field(regex=r"^(consumer|workstation|datacenter)$")
     form_factor: str = Field(min_length=2)
