@@ -18,6 +18,9 @@ KIND_BY_TYPE = {
     "bart": "encoder-decoder", "bert": "encoder", "roberta": "encoder", "xlm-roberta": "encoder",
     "deberta-v2": "encoder", "modernbert": "encoder", "distilbert": "encoder",
 }
+# Architectures whose MLP has two matrices (up, down) rather than a gated three (gate, up, down).
+NON_GATED = frozenset({"gpt2", "gptj", "gpt_neox", "phi", "bert", "roberta", "xlm-roberta", "distilbert", "whisper", "t5",
+                       "mt5", "bart", "starcoder2", "gpt_bigcode", "falcon", "bloom", "opt", "mpt"})
 # Bytes-per-value packing of quantized safetensors: AWQ/GPTQ pack 4-bit values into I32, FP4 formats into U8.
 PACKED_PER_ELEMENT = {("I32", 4): 8, ("I32", 8): 4, ("U8", 4): 2, ("I8", 4): 2}
 
@@ -43,6 +46,7 @@ class Shape:
     sliding_layers: int
     dense_intermediate: int  # dense MLP width (MoE models' first dense layers)
     dense_layers: int
+    gated: bool = True  # SwiGLU/GeGLU MLP: three matrices
 
     @property
     def estimated_params(self) -> float:
@@ -50,12 +54,13 @@ class Shape:
         hd = self.head_dim or self.hidden // self.heads
         attn = self.hidden * hd * (2 * self.heads + 2 * self.kv_heads)
         embed = self.vocab * self.hidden * (1 if self.tied else 2)
+        mats = 3 if self.gated else 2
         if self.experts:
             moe_layers = self.layers - self.dense_layers
-            mlp = moe_layers * 3 * self.hidden * self.intermediate * (self.experts + self.shared_experts)
-            mlp += self.dense_layers * 3 * self.hidden * self.dense_intermediate
+            mlp = moe_layers * mats * self.hidden * self.intermediate * (self.experts + self.shared_experts)
+            mlp += self.dense_layers * mats * self.hidden * self.dense_intermediate
         else:
-            mlp = self.layers * 3 * self.hidden * self.intermediate
+            mlp = self.layers * mats * self.hidden * self.intermediate
         return float(embed + self.layers * attn + mlp)
 
     @property
@@ -64,7 +69,7 @@ class Shape:
         if not self.experts:
             return 1.0
         total = self.estimated_params
-        idle = (self.layers - self.dense_layers) * 3 * self.hidden * self.intermediate * (self.experts - self.active_experts)
+        idle = (self.layers - self.dense_layers) * (3 if self.gated else 2) * self.hidden * self.intermediate * (self.experts - self.active_experts)
         return max(0.01, (total - idle) / total)
 
 
@@ -101,16 +106,24 @@ def model_shape(config: Mapping[str, Any]) -> Shape:
         sliding_layers = layers // 2
     return Shape(
         kind=kind, layers=layers, hidden=hidden, heads=heads, kv_heads=kv_heads,
-        head_dim=int(text.get("head_dim") or 0), intermediate=int(ffn),
+        head_dim=int(text.get("head_dim") or text.get("d_kv") or 0), intermediate=int(ffn),
         vocab=int(text.get("vocab_size") or config.get("vocab_size") or 0),
-        tied=bool(text.get("tie_word_embeddings", config.get("tie_word_embeddings", kind != "llm"))),
+        tied=bool(text.get("tie_word_embeddings", config.get("tie_word_embeddings", True))),  # transformers' default
         experts=experts, active_experts=int(text.get("num_experts_per_tok") or text.get("moe_topk") or 0) if experts else 0,
         shared_experts=int(text.get("n_shared_experts") or 0), max_context=int(_first(text, CONTEXT, 0) or 0),
         kv_lora_rank=int(text.get("kv_lora_rank") or 0), qk_rope_head_dim=int(text.get("qk_rope_head_dim") or 0),
         sliding_window=sliding if sliding_layers else 0,
         sliding_layers=sliding_layers if sliding else 0,
         dense_intermediate=int(_first(text, FFN, 4 * hidden)), dense_layers=int(text.get("first_k_dense_replace") or 0),
+        gated=_gated(model_type, config),
     )
+
+
+def _gated(model_type: str, config: Mapping[str, Any]) -> bool:
+    proj = config.get("feed_forward_proj")  # T5: "relu" (original) or "gated-gelu" (v1.1, Flan-T5)
+    if isinstance(proj, str):
+        return proj.startswith("gated")
+    return model_type not in NON_GATED
 
 
 def quantization_of(config: Mapping[str, Any]) -> tuple[str | None, str]:

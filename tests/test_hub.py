@@ -25,7 +25,7 @@ def test_dense_llama_shape_from_config():
     m = out.model
     assert (m.layers, m.hidden_size, m.heads, m.kv_heads, m.intermediate_size, m.vocab_size) == (32, 4096, 32, 8, 14336, 128256)
     assert m.kind == "llm" and m.native_dtype == "bf16" and not m.tied_embeddings
-    # Meta publishes 8.03 B parameters; the shape formula must land within 1 % of it
+    # the published size (8.03 B, the catalog's llama-3.1-8b row); the shape formula must land within 1 %
     assert m.params_b == pytest.approx(8.03, rel=0.01)
     assert m.source == "https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json"
 
@@ -42,7 +42,7 @@ def test_mla_moe_fields():
     m = out.model
     assert (m.kv_lora_rank, m.qk_rope_head_dim, m.moe_experts, m.moe_active_experts) == (512, 64, 64, 6)
     assert m.intermediate_size == 1408 and m.active_params_b < m.params_b
-    # DeepSeek publishes 15.7 B total / 2.4 B active for V2-Lite; the shape estimate is within 10 %
+    # DeepSeek-V2-Lite is published as 15.7 B total, 2.4 B active (its model name: A2.4B in Pai-Megatron-Patch); within 10 %
     assert m.params_b == pytest.approx(15.7, rel=0.10)
     assert m.active_params_b == pytest.approx(2.4, rel=0.25)
 
@@ -112,3 +112,17 @@ def test_a_read_is_cached_in_the_database(engine):
     assert isinstance(first, HubSized) and isinstance(second, HubSized)
     assert calls == ["google/gemma-2-9b"] and second.cached and not first.cached
     assert second.model == first.model
+
+
+def test_encoder_config_is_an_encoder_with_a_two_matrix_mlp():
+    out = sized_from_files("Snowflake/snowflake-arctic-embed-m", recorded("Snowflake--snowflake-arctic-embed-m"))
+    assert isinstance(out, HubSized) and out.model.kind == "encoder"
+    # a BERT-base shape: 109.48 M parameters (github.com/KwangryeolPark/Model.Summary, bert-base-uncased)
+    assert out.model.params_b == pytest.approx(0.10948, rel=0.02)
+
+
+def test_gemma_ties_its_embeddings_by_default():
+    out = sized_from_files("google/gemma-2-9b", recorded("google--gemma-2-9b"))
+    assert isinstance(out, HubSized) and out.model.tied_embeddings
+    # the published size, as in the catalog's gemma-2-9b row (9.24 B)
+    assert out.model.params_b == pytest.approx(9.24, rel=0.02)
