@@ -42,8 +42,8 @@ def test_mla_moe_fields():
     m = out.model
     assert (m.kv_lora_rank, m.qk_rope_head_dim, m.moe_experts, m.moe_active_experts) == (512, 64, 64, 6)
     assert m.intermediate_size == 1408 and m.active_params_b < m.params_b
-    # DeepSeek-V2-Lite is published as 15.7 B total, 2.4 B active (its model name: A2.4B in Pai-Megatron-Patch); within 10 %
-    assert m.params_b == pytest.approx(15.7, rel=0.10)
+    # 2.4 B active is the size Pai-Megatron-Patch's deepseek_v2 script names it by (A2.4B); about 16 B in total
+    assert 14 < m.params_b < 17
     assert m.active_params_b == pytest.approx(2.4, rel=0.25)
 
 
