@@ -105,6 +105,16 @@ def _memory_gib(gpu_info: str | None, count: int) -> float | None:
     return int(match.group(1)) / 1024 if match else None
 
 
+# TPUs, Trainium and Inferentia are in the catalog (specs, names) but their offers stay unmapped: the
+# engine's memory and time models are for GPU frameworks (CUDA, ROCm, Gaudi), not XLA or Neuron.
+UNPRICED_STACKS = frozenset({"XLA", "Neuron"})
+
+
+def _unpriced(index: object, gpu_id: str) -> bool:
+    gpus = getattr(index, "gpus", {})
+    return gpu_id in gpus and gpus[gpu_id].software_stack in UNPRICED_STACKS
+
+
 def read_skypilot(path: Path, provider_id: str, index: object, unmapped: Counter[str]) -> tuple[int, list[PriceRow]]:
     """Rows of a SkyPilot v7 vms.csv; CPU-only rows are skipped, unknown accelerators counted."""
     from knowledge.resolve import resolve_cloud_accelerator
@@ -130,7 +140,7 @@ def read_skypilot(path: Path, provider_id: str, index: object, unmapped: Counter
             match = resolve_cloud_accelerator(
                 index, name, memory_gib=_memory_gib(row.get("GpuInfo"), count), instance_type=instance or None, gpu_count=count
             )
-            if match.status != "found" or match.gpu_id is None:
+            if match.status != "found" or match.gpu_id is None or _unpriced(index, match.gpu_id):
                 unmapped[name] += 1
                 continue
             if not instance:  # GCP prices attachable accelerators without a host VM

@@ -17,7 +17,7 @@ from knowledge.resolve_readings import (
     MEM_TOKEN,
     MODEL_WORD,
     SYSTEM_WORDS,
-    VARIANT_SUFFIXES,
+    FAMILY_VARIANTS,
     ModelSignature,
     compact_key,
     fuzzy_allowed,
@@ -221,16 +221,21 @@ class GpuIndex:
         core = tuple(t for t in tokens if not MEM_TOKEN.match(t))
         if not core or len(memory) > 1 or not any(t.isdigit() for t in core) or (len(core) == 1 and len(core[0]) < 3):
             return None  # "rtx" or "3" alone says too little
+        if not any(t.isdigit() and len(t) > 1 for t in core) and not any(len(t) >= 3 and t.isalpha() for t in core):
+            return None  # "v2" (from "Standard_NC6s_v2") says too little; "m2 ultra" is a name
         containing = [(key, gid) for key, gid in self.family_keys if _contains(key, core)]
         ids = list(dict.fromkeys(gid for _, gid in containing))
         if not ids or len(ids) > MAX_FAMILY:
             return None
-        suggest = tuple(dict.fromkeys(gid for _, gid in containing))[:MAX_SUGGESTIONS]
         # "3090" means the 3090, not the 3090 Ti; "4070" is none of 4070 Ti / SUPER (a card not in the catalog)
         upgraded = {g for g in ids if all(_followed_by_variant(k, core) for k, gid in containing if gid == g)}
-        ids = [g for g in ids if g not in upgraded]
+        plain = [g for g in ids if g not in upgraded]
+        suggest = tuple(plain or ids)[:MAX_SUGGESTIONS]
+        ids = plain
         if memory:
-            ids = [g for g in ids if _vram_matches(self.gpus[g], memory[0])]
+            ids = [g for g in plain if _vram_matches(self.gpus[g], memory[0])]
+            if not ids:  # "4090 48gb": no stock card has it, a memory-modified one may
+                ids = [g for g in upgraded if self.gpus[g].modified and _vram_matches(self.gpus[g], memory[0])]
         if not ids:
             return GpuMatch("none", query, suggestions=suggest)
         return self._pick(ids, query, "memory" if memory else "family")
@@ -301,10 +306,10 @@ def _contains(key: tuple[str, ...], part: tuple[str, ...]) -> bool:
 
 
 def _followed_by_variant(key: tuple[str, ...], part: tuple[str, ...]) -> bool:
-    """True when every occurrence of `part` in `key` is followed by Ti/Super/XT (a different card)."""
+    """True when every occurrence of `part` in `key` is followed by Ti/Super/XT/D/Laptop (a different card)."""
     n = len(part)
     starts = [i for i in range(len(key) - n + 1) if key[i : i + n] == part]
-    return bool(starts) and all(i + n < len(key) and key[i + n] in VARIANT_SUFFIXES for i in starts)
+    return bool(starts) and all(i + n < len(key) and key[i + n] in FAMILY_VARIANTS for i in starts)
 
 
 def _vram_matches(gpu: GpuSpec, memory: float) -> bool:

@@ -102,6 +102,8 @@ class ModelIndex:
                 {m for (key, m), words in zip(self.spelled, self.words, strict=True)
                  if need <= words and _is_subsequence(tokens, key)}
             )
+            if len(ids) > MAX_CANDIDATES:  # "llama 70b": the Llamas, not every model with "llama" in its name
+                ids = self._sorted({m for key, m in self.spelled if m in ids and key[:1] == tokens[:1]}) or ids
             if len(ids) == 1:
                 return ModelMatch("found", text, ids[0])
             if 1 < len(ids) <= MAX_CANDIDATES:

@@ -14,7 +14,7 @@ from rapidfuzz import fuzz
 # H100 vs A100; series words of SERIES_TYPO_MIN_CHARS+ letters such as "rtx" may carry a typo), and on
 # the variant words after it (MI300A vs MI300X, 7900 XT vs XTX, 4090 D vs 4090). A variant the query
 # lacks is allowed only when the query has an unknown word there (a misspelt variant: "l40ss").
-FUZZY_VARIANTS = frozenset({"a", "x", "xt", "xtx", "ti", "d", "super", "s", "nvl"})
+FUZZY_VARIANTS = frozenset({"a", "x", "xt", "xtx", "ti", "d", "super", "s", "nvl", "laptop"})
 SERIES_TYPO_MIN_CHARS = 3
 VARIANT_TYPO_CUTOFF = 80.0  # "supr"/"super", "tii"/"ti", "nvll"/"nvl"; a brand word like "suprim" (73) is not one
 MAX_COUNT = 4096  # "8x" ... "1024 x": anything bigger is not a GPU count
@@ -25,6 +25,16 @@ NOISE_WORDS = frozenset(
     | {"nvida", "nvdia", "nivida", "nvidea", "nvidai", "gefore", "gforce"}  # common misspellings
 )
 VARIANT_SUFFIXES = frozenset({"ti", "super", "xt", "xtx"})  # "4080" is not the "4080 super"
+# A family name means the plain part, not its regional or laptop edition: "4090" is neither the
+# China-market "4090 D" nor the "4090 Laptop GPU" (a laptop name never resolves to the desktop card),
+# nor a memory-modified "4090 mod 48GB" (reached by its memory or the word "mod").
+FAMILY_VARIANTS = VARIANT_SUFFIXES | {"d", "laptop", "mod"}
+# "RTX 4090 mobile", "4090M", "4090 notebook": all name the laptop part.
+# Laptop and "modded" words in Chinese, Korean and Japanese, read before non-ASCII text is dropped.
+_CJK_LAPTOP = re.compile(r"笔记本|筆記本|筆電|笔电|移动版|移動版|노트북|모바일|ノートパソコン|ノートPC|ノート|モバイル", re.IGNORECASE)
+_CJK_MOD = re.compile(r"魔改|改装版|改版|개조")
+_MODDED = re.compile(r"\b(?:modded|modified|mods)\b")
+_LAPTOP = re.compile(r"\b(?:mobile|notebook|laptop gpu|max q|(\d{4})m)\b")
 VARIANT_MARKERS = VARIANT_SUFFIXES | {"d", "s", "a"}  # "4090 D", "MI300 A": a different part
 GPU_WORDS = frozenset({"gpu", "gpus"})  # dropped unless first ("gpu_1x_a100" is a Lambda instance)
 # GCP accelerator types (nvidia-tesla-a100 = the 40 GB part) are exact identifiers: kept as written.
@@ -61,6 +71,7 @@ def normalise_gpu_name(text: str) -> str:
     s = unicodedata.normalize("NFKC", text).casefold().strip().replace("×", "x").replace("*", "x")
     if GCP_ID.fullmatch(s):
         return s
+    s = _CJK_LAPTOP.sub(" laptop ", _CJK_MOD.sub(" mod ", s))
     words = NON_ALNUM.sub(" ", s).split()
     words = [w for i, w in enumerate(words) if w not in NOISE_WORDS and (i == 0 or w not in GPU_WORDS)]
     s = " ".join(words)
@@ -69,7 +80,23 @@ def normalise_gpu_name(text: str) -> str:
     s = _O_FOR_ZERO.sub(lambda m: "0" * len(m.group()), s)
     s = _MEMORY.sub(r"\1gb", s)
     s = _SUPER.sub(r"\1 super", s)
-    return " ".join(s.split())
+    s = _MODDED.sub("mod", s)
+    s = _LAPTOP.sub(lambda m: f"{m.group(1)} laptop" if m.group(1) else "laptop", s)
+    words = s.split()
+    if "laptop" in words:  # "笔记本4090", "rtx 4060 8gb laptop": the laptop word goes right after the model, once
+        words = _after_model([w for w in words if w != "laptop"], "laptop")
+    return " ".join(words)
+
+
+def _after_model(words: list[str], word: str) -> list[str]:
+    """Insert `word` after the model number and its variant words (`5070 ti laptop`), else at the end."""
+    i = next((i for i, w in enumerate(words) if re.fullmatch(r"[a-z]*\d{3,}[a-z]*", w) and not MEM_TOKEN.match(w)), None)
+    if i is None:
+        return [*words, word]
+    j = i + 1
+    while j < len(words) and words[j] in FAMILY_VARIANTS:
+        j += 1
+    return [*words[:j], word, *words[j:]]
 
 
 def compact_key(normalised: str) -> str:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 
-from sqlalchemy import Column, Index, Numeric, UniqueConstraint
+from sqlalchemy import Column, Index, Numeric, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 MONEY = Numeric(14, 6)
+SOFTWARE_STACKS = r"^(CUDA|ROCm|MLX/Metal|XLA|Neuron|Gaudi|oneAPI)$"
+MODEL_KINDS = r"^(llm|vlm|speech|encoder|encoder-decoder|embedding|diffusion)$"
+DTYPES = r"^(fp32|bf16|fp16|fp8|int8|int4|mxfp4|nvfp4)$"
 
 
 class GpuBase(SQLModel):
@@ -23,7 +26,7 @@ class GpuBase(SQLModel):
     fp16_dense_tflops: float = Field(gt=0)
     fp8_dense_tflops: float | None = Field(default=None, gt=0)
     fp32_tflops: float = Field(gt=0)
-    tdp_w: int = Field(gt=0, le=3000)
+    tdp_w: int = Field(ge=0, le=3000)  # 0 = not published (TPU, Trainium)
     release_year: int = Field(ge=2014, le=2030)
     segment: str = Field(regex=r"^(consumer|workstation|datacenter)$")
     form_factor: str = Field(min_length=2)
@@ -33,9 +36,15 @@ class GpuBase(SQLModel):
     mig_instances: int = Field(ge=0, le=8)
     bf16_support: bool
     fp8_support: bool
-    software_stack: str = Field(regex=r"^(CUDA|ROCm|Gaudi)$")
+    software_stack: str = Field(regex=SOFTWARE_STACKS)
     purchase_usd: Decimal | None = Field(default=None, ge=0, sa_column_kwargs={})
     source: str = Field(min_length=8)
+    unified_memory: bool = False
+    gpu_usable_fraction: float = Field(default=1.0, gt=0, le=1)
+    laptop: bool = False
+    modified: bool = False
+    purchase_date: date | None = None
+    purchase_source: str | None = Field(default=None, min_length=8)
 
 
 class Gpu(GpuBase, table=True):
@@ -59,7 +68,7 @@ class ModelPresetBase(SQLModel):
     name: str = Field(min_length=2)
     hf_id: str | None = Field(default=None, index=True)
     family: str = Field(min_length=2)
-    kind: str = Field(regex=r"^(llm|diffusion)$")
+    kind: str = Field(regex=MODEL_KINDS)
     params_b: float = Field(gt=0, le=5000)
     active_params_b: float = Field(gt=0, le=5000)
     layers: int = Field(gt=0)
@@ -73,6 +82,12 @@ class ModelPresetBase(SQLModel):
     moe_active_experts: int = Field(ge=0)
     max_context: int = Field(ge=0)
     source: str = Field(min_length=8)
+    head_dim: int = Field(default=0, ge=0)
+    kv_lora_rank: int = Field(default=0, ge=0)
+    qk_rope_head_dim: int = Field(default=0, ge=0)
+    native_dtype: str = Field(default="bf16", regex=DTYPES)
+    sliding_window: int = Field(default=0, ge=0)
+    sliding_layers: int = Field(default=0, ge=0)
 
 
 class ModelPreset(ModelPresetBase, table=True):
@@ -157,3 +172,14 @@ class PriceObservation(SQLModel, table=True):
     observed_at: datetime
     source: str
     source_version: str
+
+
+class HubModel(SQLModel, table=True):
+    """A Hugging Face model's config.json and safetensors parameter counts, as last read (knowledge.hub)."""
+
+    __tablename__ = "hub_model"
+    hf_id: str = Field(primary_key=True, max_length=200)
+    revision: str  # the commit the files were read at, "" when the Hub gave none
+    config_json: str = Field(sa_column=Column(Text, nullable=False))
+    params_by_dtype_json: str = Field(sa_column=Column(Text, nullable=False))  # {"BF16": 123, ...}, "{}" if unknown
+    fetched_at: datetime

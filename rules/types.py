@@ -7,7 +7,7 @@ Nothing here holds display text. Field names carry their units.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Literal
 
@@ -19,6 +19,7 @@ Tier = Literal["on-demand", "spot", "reserved"]
 Sharding = Literal["none", "ddp", "zero1", "zero2", "zero3", "fsdp"]
 Checkpointing = Literal["none", "full", "selective", "offloaded"]
 Objective = Literal["cheapest", "fastest", "simplest", "balanced"]
+ModelKind = Literal["llm", "vlm", "speech", "encoder", "encoder-decoder", "embedding", "diffusion"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +47,16 @@ class GpuSpec:
     mig_instances: int  # 0 = no MIG
     bf16_support: bool
     fp8_support: bool
-    software_stack: str  # CUDA, ROCm, Gaudi
+    software_stack: str  # CUDA, ROCm, MLX/Metal, XLA, Neuron, Gaudi, oneAPI
     purchase_usd: Decimal | None
     source: str
+    # Apple silicon: vram_gb is the whole unified memory, of which the GPU may use this share.
+    unified_memory: bool = False
+    gpu_usable_fraction: float = 1.0
+    laptop: bool = False  # a laptop (mobile) part: its own id, never the desktop card
+    modified: bool = False  # an aftermarket memory mod (4090 48 GB, 2080 Ti 22 GB): no cloud rents it
+    purchase_date: date | None = None  # when purchase_usd was the price (launch MSRP date)
+    purchase_source: str | None = None  # where purchase_usd is published
 
     @property
     def has_nvlink_class_link(self) -> bool:
@@ -64,7 +72,7 @@ class ModelSpec:
     name: str  # "Llama 3.1 8B"
     hf_id: str | None  # "meta-llama/Llama-3.1-8B"
     family: str
-    kind: Literal["llm", "diffusion"]
+    kind: ModelKind
     params_b: float  # total parameters, billions
     active_params_b: float  # = params_b for dense models; per-token active for MoE
     layers: int
@@ -78,6 +86,17 @@ class ModelSpec:
     moe_active_experts: int  # 0 for dense
     max_context: int
     source: str
+    head_dim: int = 0  # 0 = hidden_size // heads
+    kv_lora_rank: int = 0  # MLA (DeepSeek-V2/V3/R1, Kimi K2): the cached latent's width
+    qk_rope_head_dim: int = 0  # MLA: the decoupled RoPE key width, cached beside the latent
+    native_dtype: str = "bf16"  # the published weights' dtype: "fp8" for DeepSeek-V3, "mxfp4" for gpt-oss
+    sliding_window: int = 0  # tokens a sliding-window layer attends to, 0 = none
+    sliding_layers: int = 0  # how many layers use the sliding window
+
+    @property
+    def attention_head_dim(self) -> int:
+        """The per-head width: the config's head_dim where given, else hidden_size // heads."""
+        return self.head_dim or self.hidden_size // self.heads
 
 
 @dataclass(frozen=True, slots=True)

@@ -127,7 +127,8 @@ def test_below_cutoff_gives_suggestions(index: GpuIndex) -> None:
 
 
 def test_memory_that_does_not_exist_is_none_with_the_card_suggested(index: GpuIndex) -> None:
-    match = index.resolve("rtx 4090 48gb")
+    # 96 GB: since the catalog has the memory-modified 4090 48GB, "rtx 4090 48gb" names that card
+    match = index.resolve("rtx 4090 96gb")
     assert match.status == "none" and match.suggestions == ("rtx-4090",)
 
 

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import argparse
-from datetime import datetime
+from dataclasses import fields
+from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from bot.cli.context import CliError, open_context, run_each, to_json
+from rules.types import GpuSpec
 
-SPEC_FIELDS = (
-    "id", "name", "vendor", "architecture", "vram_gb", "memory_type", "memory_bandwidth_gbs",
-    "bf16_dense_tflops", "fp8_dense_tflops", "fp32_tflops", "tdp_w", "release_year", "segment",
-    "form_factor", "scaleup_link", "scaleup_bw_gbs", "source",
-)
+# `specs --json` gives every catalog field, in GpuSpec order (README "Catalog and prices" lists them).
+SPEC_FIELDS = tuple(f.name for f in fields(GpuSpec))
 COMPARE_ROWS = (
     ("vendor", "Vendor"), ("architecture", "Architecture"), ("vram", "VRAM"),
     ("memory_bandwidth_gbs", "Bandwidth (GB/s)"), ("bf16_dense_tflops", "FP16/BF16 tensor, dense (TFLOPS)"),
@@ -76,8 +75,19 @@ def specs_json(snapshot: Any, name: str) -> dict[str, Any]:
     out = resolve_json(snapshot, name)
     if out["gpu"] is not None:
         spec = snapshot.gpus[out["gpu"]["id"]]
-        out.update({f: getattr(spec, f) for f in SPEC_FIELDS})
+        out.update({f: _json_value(getattr(spec, f)) for f in SPEC_FIELDS})
+        # what the GPU can hold: all of its VRAM, or macOS's default share of a Mac's unified memory
+        out["usable_vram_gb"] = round(spec.vram_gb * spec.gpu_usable_fraction, 2)
     return out
+
+
+def _json_value(value: Any) -> Any:
+    """Money as a number (USD), dates as ISO-8601 text; everything else as it is."""
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
 
 
 def market_json(snapshot: Any, gpu_id: str) -> dict[str, Any]:
