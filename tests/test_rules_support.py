@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-from datetime import UTC, datetime
+from datetime import date, UTC, datetime
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
@@ -17,9 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "cases"
 
 _FLOATS = {"vram_gb", "memory_bandwidth_gbs", "bf16_dense_tflops", "fp16_dense_tflops",
-           "fp8_dense_tflops", "fp32_tflops", "scaleup_bw_gbs"}
+           "fp8_dense_tflops", "fp32_tflops", "scaleup_bw_gbs", "gpu_usable_fraction"}
 _INTS = {"tdp_w", "release_year", "mig_instances"}
-_BOOLS = {"multinode_fabric", "bf16_support", "fp8_support"}
+_BOOLS = {"multinode_fabric", "bf16_support", "fp8_support", "unified_memory", "laptop", "modified"}
 
 
 def _value(key: str, text: str) -> object:
@@ -33,6 +33,8 @@ def _value(key: str, text: str) -> object:
         return text == "true"
     if key == "purchase_usd":
         return Decimal(text)
+    if key == "purchase_date":
+        return date.fromisoformat(text)
     return text
 
 
