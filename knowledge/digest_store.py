@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import TypedDict
 
-from sqlalchemy import CursorResult, Engine, delete, insert, select, update
+from sqlalchemy import Engine, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
@@ -106,13 +106,6 @@ def _find(s: Session, team_id: str, channel_id: str) -> DigestSubscription | Non
     return s.execute(q).scalars().first()
 
 
-def _rowcount(result: object) -> int:
-    """Rows an UPDATE matched: Session.execute is typed to return a Result, a DML statement gives a CursorResult."""
-    if not isinstance(result, CursorResult):
-        raise TypeError(f"expected the CursorResult of an UPDATE, got {type(result).__name__}")
-    return result.rowcount
-
-
 def find_subscription(engine: Engine, team_id: str, channel_id: str) -> DigestSubscription | None:
     with Session(engine, expire_on_commit=False) as s:
         return _find(s, team_id, channel_id)
@@ -178,12 +171,12 @@ def _take_over(engine: Engine, subscription_id: int, period_key: str, worker: st
         stale = row.status == "claimed" and now - claimed_at >= lease
         if row.status != "retry" and not stale:
             return None
-        result = s.execute(
+        result = s.exec(
             update(DigestPeriod)
             .where(col(DigestPeriod.id) == row.id, col(DigestPeriod.attempts) == row.attempts, col(DigestPeriod.status) == row.status)
             .values(status="claimed", claimed_by=worker, claimed_at=now, attempts=row.attempts + 1)
         )
-        if _rowcount(result) != 1:
+        if result.rowcount != 1:
             return None
         return Claim(row.id, subscription_id, period_key, row.attempts + 1, True, now)
 
@@ -336,23 +329,23 @@ def list_alerts(engine: Engine, *, team_id: str | None = None, user_id: str | No
 def turn_alert_off(engine: Engine, *, team_id: str, user_id: str, alert_id: int) -> bool:
     """Switch off one of the user's own alerts; False when it is not theirs or already off."""
     with Session(engine) as s, s.begin():
-        result = s.execute(
+        result = s.exec(
             update(PriceAlert)
             .where(col(PriceAlert.id) == alert_id, col(PriceAlert.team_id) == team_id, col(PriceAlert.user_id) == user_id,
                    col(PriceAlert.active) == True)
             .values(active=False)
         )
-        return _rowcount(result) == 1
+        return result.rowcount == 1
 
 
 def fire_alert(engine: Engine, alert_id: int, *, usd: Decimal, now: datetime) -> bool:
     """Disarm before sending (compare-and-swap): only one process wins the right to DM."""
     with Session(engine) as s, s.begin():
-        result = s.execute(
+        result = s.exec(
             update(PriceAlert).where(col(PriceAlert.id) == alert_id, col(PriceAlert.armed) == True)
             .values(armed=False, last_fired_at=now, last_fired_usd=usd, last_error=None)
         )
-        return _rowcount(result) == 1
+        return result.rowcount == 1
 
 
 def rearm_alert(engine: Engine, alert_id: int, *, error: str | None = None, armed: bool = True) -> None:
@@ -382,17 +375,17 @@ def pause_workspace(engine: Engine, *, team_id: str, reason: str, now: datetime 
     now = now or datetime.now(UTC)
     why = reason[:MAX_ERROR_CHARS]
     with Session(engine) as s, s.begin():
-        subs = s.execute(
+        subs = s.exec(
             update(DigestSubscription)
             .where(col(DigestSubscription.team_id) == team_id, col(DigestSubscription.status).in_(("active", "paused")))
             .values(status="paused", last_error=why, last_error_at=now)
         )
-        alerts = s.execute(
+        alerts = s.exec(
             update(PriceAlert)
             .where(col(PriceAlert.team_id) == team_id, col(PriceAlert.active) == True)
             .values(armed=False, last_error=why)
         )
-        return Paused(_rowcount(subs), _rowcount(alerts))
+        return Paused(subs.rowcount, alerts.rowcount)
 
 
 def resume_workspace(engine: Engine, *, team_id: str, now: datetime | None = None) -> Paused:
@@ -402,18 +395,18 @@ def resume_workspace(engine: Engine, *, team_id: str, now: datetime | None = Non
         reasons = set(PAUSE_REASONS) | {r for (r,) in s.execute(
             select(col(DigestSubscription.last_error))
             .where(col(DigestSubscription.team_id) == team_id, col(DigestSubscription.status) == "paused")) if r}
-        subs = s.execute(
+        subs = s.exec(
             update(DigestSubscription)
             .where(col(DigestSubscription.team_id) == team_id, col(DigestSubscription.status) == "paused")
             .values(status="active", last_error=None, last_error_at=None, updated_at=now)
         )
-        alerts = s.execute(
+        alerts = s.exec(
             update(PriceAlert)
             .where(col(PriceAlert.team_id) == team_id, col(PriceAlert.active) == True,
                    col(PriceAlert.last_error).in_(reasons))
             .values(armed=True, last_error=None)
         )
-        return Paused(_rowcount(subs), _rowcount(alerts))
+        return Paused(subs.rowcount, alerts.rowcount)
 
 
 def paused_teams(engine: Engine) -> dict[str, datetime]:
