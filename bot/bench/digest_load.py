@@ -10,9 +10,10 @@ from typing import Any
 from sqlalchemy import Engine, delete, func, insert, select
 
 from knowledge import tables
+from knowledge.db import table_of
 
-OBS = tables.PriceObservation.__table__  # type: ignore[attr-defined]
-RUNS = tables.ImportRun.__table__  # type: ignore[attr-defined]
+OBS = table_of(tables.PriceObservation)
+RUNS = table_of(tables.ImportRun)
 START = datetime(2025, 5, 1, 6, 0, tzinfo=UTC)
 _CENT = Decimal("0.000001")
 
@@ -51,9 +52,12 @@ def fill(engine: Engine, total: int = 100_000) -> int:
                 rows = rows[: total - written]
                 if not rows:
                     break
-                run_id = conn.execute(insert(RUNS).values(
+                run_key = conn.execute(insert(RUNS).values(
                     source="bench", source_version=f"day{day}", provider_id=provider, file_name=f"{provider}.csv",
-                    observed_at=at, imported_at=at, rows_read=len(rows), offers_written=len(rows))).inserted_primary_key[0]
+                    observed_at=at, imported_at=at, rows_read=len(rows), offers_written=len(rows))).inserted_primary_key
+                if run_key is None:
+                    raise RuntimeError("the import run was inserted without a primary key")
+                run_id = run_key[0]
                 conn.execute(insert(OBS), [
                     {**r, "import_id": run_id, "observed_at": at, "source": "bench", "source_version": f"day{day}",
                      "usd_per_hour": (r["usd_per_hour"] * day_factor(day, i)).quantize(_CENT)}

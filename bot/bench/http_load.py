@@ -59,8 +59,11 @@ def free_port() -> int:
 
 def signed(body: str, *, secret: str = SIGNING_SECRET, timestamp: int | None = None) -> dict[str, str]:
     stamp = str(int(time.time()) if timestamp is None else timestamp)
+    signature = SignatureVerifier(secret).generate_signature(timestamp=stamp, body=body)
+    if signature is None:  # only when timestamp or body is None
+        raise ValueError("cannot sign a request without a timestamp and a body")
     return {"X-Slack-Request-Timestamp": stamp, "Content-Type": "application/x-www-form-urlencoded",
-            "X-Slack-Signature": SignatureVerifier(secret).generate_signature(timestamp=stamp, body=body)}
+            "X-Slack-Signature": signature}
 
 
 def command_body(text: str, *, user: str, response_url: str) -> str:

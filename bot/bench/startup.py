@@ -6,7 +6,7 @@ import os
 import resource
 import subprocess
 import time
-from typing import Any
+from typing import Any, TypedDict
 
 from bot.bench.http_load import gpu_advisor_command
 
@@ -37,7 +37,15 @@ def time_ask(database_url: str, *, runs: int = 3, question: str = QUESTION) -> d
             "peak_rss_mb": round(peak_kb / 1024, 1)}
 
 
-def import_profile(database_url: str) -> list[dict[str, Any]]:
+class ImportTime(TypedDict):
+    """One module of `python -X importtime`: its name, nesting depth and cumulative import time."""
+
+    module: str
+    depth: int
+    cumulative_ms: float
+
+
+def import_profile(database_url: str) -> list[ImportTime]:
     """The slowest imports of `gpu-advisor ask` (python -X importtime), cumulative ms, top 10."""
     env = {**os.environ, "DATABASE_URL": database_url, "LOG_LEVEL": "WARNING"}
     code = "import sys; from bot.cli import main; sys.exit(main())"
@@ -45,15 +53,15 @@ def import_profile(database_url: str) -> list[dict[str, Any]]:
 
     done = subprocess.run([sys.executable, "-X", "importtime", "-c", code, "ask", QUESTION, "--json"],
                           env=env, capture_output=True, timeout=LIMIT_S, check=False)
-    rows = []
+    rows: list[ImportTime] = []
     for line in done.stderr.decode(errors="replace").splitlines():
         if not line.startswith("import time:") or "|" not in line:
             continue
         _, cumulative_us, name = line.removeprefix("import time:").split("|", 2)
         if cumulative_us.strip().isdigit():
             depth = len(name) - len(name.lstrip()) - 1  # one space after the bar, two more per level
-            rows.append({"module": name.strip(), "depth": depth // 2,
-                         "cumulative_ms": round(int(cumulative_us) / 1000, 1)})
+            rows.append(ImportTime(module=name.strip(), depth=depth // 2,
+                                   cumulative_ms=round(int(cumulative_us) / 1000, 1)))
     return sorted(rows, key=lambda r: r["cumulative_ms"], reverse=True)[:12]
 
 

@@ -127,7 +127,10 @@ def _table_cell(row: dict[str, Any], key: str) -> str:
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
 
