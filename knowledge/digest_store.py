@@ -74,6 +74,13 @@ class _SettingsColumns(TypedDict):
     updated_at: datetime
 
 
+def stored_id(row: DigestSubscription | PriceAlert) -> int:
+    """The primary key of a row read from (or flushed to) the database; SQLModel types it `int | None`."""
+    if row.id is None:
+        raise ValueError(f"{type(row).__name__} has no id: it was never stored")
+    return row.id
+
+
 def upsert_subscription(
     engine: Engine, *, team_id: str, channel_id: str, settings: SubscriptionSettings, user_id: str, now: datetime
 ) -> DigestSubscription:
