@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
 
-from bot.render.cards import Block, SlackMessage
+from bot.render.cards import BlockDict, SlackMessage
 from bot.render.digest import MAX_CHANGES as MAX_LINES
 from bot.render.digest import MAX_GPUS, ChangeJson, ChangeView, DigestView, GpuView, OfferView
 from rules.market.changes import Change, DigestInput, GpuDigest, SeriesPrice
@@ -133,7 +133,7 @@ def _change_line(c: ChangeView) -> str:
 def builtin_card(view: DigestView) -> SlackMessage:
     """A plain English Block Kit card with every digest fact (escaping: only our own values appear)."""
     shown = view["gpus"][:MAX_GPUS]
-    blocks: list[Block] = [{"type": "header", "text": {"type": "plain_text", "text": "GPU price digest"}}]
+    blocks: list[BlockDict] = [{"type": "header", "text": {"type": "plain_text", "text": "GPU price digest"}}]
     for g in shown:
         lines = [_change_line(c) for c in g["changes"][:MAX_LINES]]
         if len(g["changes"]) > MAX_LINES:

@@ -15,14 +15,14 @@ from bot.render.messages import Messages
 
 log = logging.getLogger(__name__)
 
-Block = dict[str, object]  # one Block Kit block, as a template's JSON parses (slack_sdk takes plain dicts)
+BlockDict = dict[str, object]  # one Block Kit block as plain JSON values (what a template parses to; slack_sdk takes dicts)
 
 
 class SlackMessage(TypedDict):
     """What chat.postMessage (or a response_url) takes: the `text` fallback and the `blocks`."""
 
     text: str
-    blocks: list[Block]
+    blocks: list[BlockDict]
 
 
 KINDS = ("recommendation", "comparison", "price", "specs", "clarification", "help", "error", "knowledge", "digest")
@@ -35,7 +35,7 @@ class Card:
     kind: str
     language: str
     text: str
-    blocks: tuple[Block, ...]
+    blocks: tuple[BlockDict, ...]
 
     def message(self) -> SlackMessage:
         """Exactly what goes to Slack's chat.postMessage as `text` and `blocks`."""
