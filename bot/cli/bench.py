@@ -9,13 +9,16 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bot.cli.context import Subparsers
 
 log = logging.getLogger(__name__)
 PARTS = ("answers", "http", "digest", "start")
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser("bench", help="benchmark answers, HTTP, digest, start-up and memory against budgets")
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
     p.add_argument("--only", default=",".join(PARTS), help=f"comma-separated parts (default: {','.join(PARTS)})")

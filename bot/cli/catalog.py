@@ -8,7 +8,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from bot.cli.context import CliError, open_context, run_each, to_json
+from bot.cli.context import CliError, Subparsers, open_context, run_each, to_json
 
 SPEC_FIELDS = (
     "id", "name", "vendor", "architecture", "vram_gb", "memory_type", "memory_bandwidth_gbs",
@@ -24,7 +24,7 @@ COMPARE_ROWS = (
 )
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser("resolve", help="resolve a GPU name as people or clouds write it")
     p.add_argument("name", help="a GPU name, or - to read one per line")
     p.add_argument("--json", action="store_true", help="print JSON")

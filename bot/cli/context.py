@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from bot.settings import Settings, load_settings
 
 if TYPE_CHECKING:  # SQLAlchemy is imported on first database use, not to build the command line
     from sqlalchemy import Engine
 
+    from knowledge.snapshot import Snapshot
+
 log = logging.getLogger(__name__)
+Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]  # what add_subparsers returns: each module's `register` adds to it
+R = TypeVar("R")
 
 
 class CliError(Exception):
@@ -25,8 +30,8 @@ class CliError(Exception):
 class Context:
     settings: Settings
     _engine: Engine | None = None
-    _snapshot: Any = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    _snapshot: Snapshot | None = None
+    extra: dict[str, object] = field(default_factory=dict)
 
     @property
     def engine(self) -> Engine:
@@ -37,7 +42,7 @@ class Context:
             self._engine = prepare_database(self.settings.database_url)
         return self._engine
 
-    def snapshot(self) -> Any:
+    def snapshot(self) -> Snapshot:
         if self._snapshot is None:
             from knowledge.snapshot import load_snapshot
 
@@ -60,11 +65,11 @@ def queries(arg: str, stdin: TextIO | None = None) -> Iterator[str]:
             yield line
 
 
-def to_json(value: Any) -> str:
+def to_json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def run_each(arg: str, as_json: bool, answer: Callable[[str], Any], show: Callable[[Any], str]) -> int:
+def run_each(arg: str, as_json: bool, answer: Callable[[str], R], show: Callable[[R], str]) -> int:
     """Answer one query, or one per stdin line as JSON Lines; a failing line gets an `error` object."""
     status = 0
     batch = arg == "-"
@@ -74,7 +79,9 @@ def run_each(arg: str, as_json: bool, answer: Callable[[str], Any], show: Callab
         except CliError as exc:
             if not batch:
                 raise
-            result, status = {"query": query, "error": str(exc)}, 1
+            print(to_json({"query": query, "error": str(exc)}), flush=batch)
+            status = 1
+            continue
         if as_json or batch:
             print(to_json(result), flush=batch)
         else:
