@@ -6,9 +6,12 @@ import argparse
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot.cli.context import CliError, Subparsers, open_context, run_each, to_json
+from bot.cli.context import CliError, open_context, run_each, to_json
+
+if TYPE_CHECKING:
+    from bot.cli.context import Subparsers
 
 SPEC_FIELDS = (
     "id", "name", "vendor", "architecture", "vram_gb", "memory_type", "memory_bandwidth_gbs",

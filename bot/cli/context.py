@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TextIO, TypeVar
+from typing import TYPE_CHECKING, TextIO, TypeAlias, TypeVar
 
 from bot.settings import Settings, load_settings
 
 if TYPE_CHECKING:  # SQLAlchemy is imported on first database use, not to build the command line
+    import argparse
+
     from sqlalchemy import Engine
 
     from knowledge.snapshot import Snapshot
 
+    # What add_subparsers returns (each module's `register` adds to it); subscriptable for type checkers only.
+    Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
+
 log = logging.getLogger(__name__)
-Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]  # what add_subparsers returns: each module's `register` adds to it
 R = TypeVar("R")
 
 
