@@ -5,12 +5,16 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from sqlalchemy import Engine, delete, func, insert, select
 
 from knowledge import tables
 from knowledge.db import table_of
+
+if TYPE_CHECKING:
+    from bot.bench.result import DigestTiming
+    from knowledge.snapshot import Snapshot
 
 OBS = table_of(tables.PriceObservation)
 RUNS = table_of(tables.ImportRun)
@@ -26,15 +30,29 @@ def day_factor(day: int, row: int) -> Decimal:
     return Decimal(100 + step) / 100
 
 
-def real_rows(engine: Engine) -> dict[str, list[dict[str, Any]]]:
+class ObservationRow(TypedDict):
+    """An imported observation's columns that the filled history copies."""
+
+    provider_id: str
+    instance_type: str
+    gpu_id: str
+    gpu_count: int
+    region: str
+    tier: str
+    usd_per_hour: Decimal
+
+
+def real_rows(engine: Engine) -> dict[str, list[ObservationRow]]:
     """The observations already imported (the bundled prices), per provider, in a stable order."""
     cols = (OBS.c.provider_id, OBS.c.instance_type, OBS.c.gpu_id, OBS.c.gpu_count, OBS.c.region, OBS.c.tier,
             OBS.c.usd_per_hour)
     with engine.connect() as conn:
         rows = conn.execute(select(*cols).order_by(OBS.c.provider_id, OBS.c.id)).mappings().all()
-    per: dict[str, list[dict[str, Any]]] = {}
+    per: dict[str, list[ObservationRow]] = {}
     for r in rows:
-        per.setdefault(r["provider_id"], []).append(dict(r))
+        per.setdefault(r["provider_id"], []).append(ObservationRow(
+            provider_id=r["provider_id"], instance_type=r["instance_type"], gpu_id=r["gpu_id"],
+            gpu_count=r["gpu_count"], region=r["region"], tier=r["tier"], usd_per_hour=r["usd_per_hour"]))
     return per
 
 
@@ -72,14 +90,15 @@ def observation_count(engine: Engine) -> int:
         return int(conn.execute(select(func.count()).select_from(OBS)).scalar_one())
 
 
-def time_digest(engine: Engine, snapshot: Any, *, repeat: int = 3) -> dict[str, Any]:
+def time_digest(engine: Engine, snapshot: Snapshot, *, repeat: int = 3) -> DigestTiming:
     """compute_digest (24 h back from the newest import) + render_digest; best and median of `repeat`."""
     from bot.digest.card import render_digest
     from knowledge.history import compute_digest, list_imports
     from rules.market.changes import Thresholds
 
     newest = max(i.observed_at for i in list_imports(engine))
-    times, changes = [], 0
+    times: list[float] = []
+    changes = 0
     for _ in range(repeat):
         started = time.perf_counter()
         digest = compute_digest(engine, since=newest - timedelta(hours=24), thresholds=Thresholds(),

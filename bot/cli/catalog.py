@@ -12,6 +12,8 @@ from bot.cli.context import CliError, open_context, run_each, to_json
 
 if TYPE_CHECKING:
     from bot.cli.context import Subparsers
+    from knowledge.prices import ImportReport
+    from knowledge.snapshot import Snapshot
 
 SPEC_FIELDS = (
     "id", "name", "vendor", "architecture", "vram_gb", "memory_type", "memory_bandwidth_gbs",
@@ -59,11 +61,11 @@ def register(subparsers: Subparsers) -> None:
     p.set_defaults(handler=cmd_prices_import)
 
 
-def gpu_ref(snapshot: Any, gpu_id: str) -> dict[str, str]:
+def gpu_ref(snapshot: Snapshot, gpu_id: str) -> dict[str, str]:
     return {"id": gpu_id, "name": snapshot.gpus[gpu_id].name}
 
 
-def resolve_json(snapshot: Any, name: str) -> dict[str, Any]:
+def resolve_json(snapshot: Snapshot, name: str) -> dict[str, Any]:
     match = snapshot.gpu_index.resolve(name)
     return {
         "query": name,
@@ -75,7 +77,7 @@ def resolve_json(snapshot: Any, name: str) -> dict[str, Any]:
     }
 
 
-def specs_json(snapshot: Any, name: str) -> dict[str, Any]:
+def specs_json(snapshot: Snapshot, name: str) -> dict[str, Any]:
     out = resolve_json(snapshot, name)
     if out["gpu"] is not None:
         spec = snapshot.gpus[out["gpu"]["id"]]
@@ -83,7 +85,7 @@ def specs_json(snapshot: Any, name: str) -> dict[str, Any]:
     return out
 
 
-def market_json(snapshot: Any, gpu_id: str) -> dict[str, Any]:
+def market_json(snapshot: Snapshot, gpu_id: str) -> dict[str, Any]:
     offers = snapshot.offers_by_gpu.get(gpu_id, ())
     on_demand = [o.usd_per_gpu_hour for o in offers if o.tier == "on-demand"]
     cheapest: Decimal | None = min(on_demand) if on_demand else None
@@ -100,7 +102,7 @@ def _describe_miss(r: dict[str, Any]) -> str:
     return f"{r['query']!r} {word}{hint}"
 
 
-def compare_json(snapshot: Any, names: list[str]) -> dict[str, Any]:
+def compare_json(snapshot: Snapshot, names: list[str]) -> dict[str, Any]:
     if not 2 <= len(names) <= 4:
         raise CliError("compare takes 2 to 4 GPU names")
     rows = [specs_json(snapshot, n) for n in names]
@@ -112,7 +114,7 @@ def compare_json(snapshot: Any, names: list[str]) -> dict[str, Any]:
     return {"gpus": rows}
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: object) -> str:
     if value is None:
         return "—"
     if isinstance(value, float):
@@ -212,7 +214,7 @@ def cmd_db_upgrade(args: argparse.Namespace) -> int:
     return 0
 
 
-def _import_json(r: Any) -> dict[str, Any]:
+def _import_json(r: ImportReport) -> dict[str, Any]:
     return {
         "file": r.file_name, "provider": r.provider_id, "rows_read": r.rows_read,
         "offers": r.offers_written, "observations": r.observations,
