@@ -29,7 +29,7 @@ def wsgi_app(app: App) -> Wsgi:
     return serve
 
 
-class GunicornServer(BaseApplication):  # type: ignore[misc]  # gunicorn ships no types: BaseApplication is Any
+class GunicornServer(BaseApplication):  # type: ignore[misc]  # gunicorn ships no types: its base class is untyped
     """gunicorn run in-process: each worker builds its own WSGI app (and answer workers) after the fork."""
 
     def __init__(self, build: Callable[[], Wsgi], options: Mapping[str, object]) -> None:
