@@ -8,11 +8,13 @@ from pathlib import Path
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, overload
 
-from sqlalchemy import Engine, event, inspect, text
-from sqlmodel import create_engine
+from sqlalchemy import Engine, Table, event, inspect, text
+from sqlmodel import SQLModel, create_engine
 
 if TYPE_CHECKING:
     from alembic.config import Config
+    from sqlalchemy.engine.interfaces import DBAPIConnection
+    from sqlalchemy.pool import ConnectionPoolEntry
 
 log = logging.getLogger(__name__)
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -29,6 +31,14 @@ def as_utc(value: datetime | None) -> datetime | None:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+def table_of(model: type[SQLModel]) -> Table:
+    """The Core table of a SQLModel table class (SQLModel sets `__table__` without declaring it to type checkers)."""
+    table = getattr(model, "__table__", None)
+    if not isinstance(table, Table):
+        raise TypeError(f"{model.__name__} is not a table model")
+    return table
+
+
 def make_engine(database_url: str) -> Engine:
     """An engine for SQLite (file created with its folder) or PostgreSQL (pre-pinged connections)."""
     if database_url.startswith("sqlite:///"):
@@ -38,7 +48,7 @@ def make_engine(database_url: str) -> Engine:
         engine = create_engine(database_url, connect_args={"check_same_thread": False, "timeout": 30})
 
         @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_conn, _record):  # type: ignore[no-untyped-def]
+        def _sqlite_pragmas(dbapi_conn: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute("PRAGMA journal_mode=WAL")

@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from typing import TypedDict
 
 from sqlalchemy import Engine, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from knowledge.digest_tables import (
     ChangeState,
@@ -54,11 +55,37 @@ class Claim:
     claimed_at: datetime
 
 
+class _SettingsColumns(TypedDict):
+    """The columns a (re-)subscription sets: checked against DigestSubscription's fields when unpacked."""
+
+    cadence: str
+    local_hour: int
+    local_minute: int
+    timezone: str
+    weekday: int
+    threshold_pct: Decimal
+    threshold_usd: Decimal
+    gpu_filter: str
+    language: str
+    report_empty: bool
+    status: str
+    last_error: str | None
+    last_error_at: datetime | None
+    updated_at: datetime
+
+
+def stored_id(row: DigestSubscription | PriceAlert) -> int:
+    """The primary key of a row read from (or flushed to) the database; SQLModel types it `int | None`."""
+    if row.id is None:
+        raise ValueError(f"{type(row).__name__} has no id: it was never stored")
+    return row.id
+
+
 def upsert_subscription(
     engine: Engine, *, team_id: str, channel_id: str, settings: SubscriptionSettings, user_id: str, now: datetime
 ) -> DigestSubscription:
     """Subscribe a channel, or change its settings; a re-subscription clears its last error."""
-    values = {
+    values: _SettingsColumns = {
         "cadence": settings.cadence, "local_hour": settings.local_hour, "local_minute": settings.local_minute,
         "timezone": settings.timezone, "weekday": settings.weekday, "threshold_pct": settings.threshold_pct,
         "threshold_usd": settings.threshold_usd, "gpu_filter": ",".join(settings.gpu_filter),
@@ -74,7 +101,7 @@ def upsert_subscription(
         else:
             if sub.status == "off" or sub.gpu_filter != values["gpu_filter"]:  # paused → resumed keeps its baseline
                 sub.last_prices_at = now  # a (re)started or re-scoped digest starts from today's prices
-                s.execute(delete(ChangeState).where(ChangeState.subscription_id == sub.id))  # type: ignore[arg-type]
+                s.execute(delete(ChangeState).where(col(ChangeState.subscription_id) == sub.id))
             for k, v in values.items():
                 setattr(sub, k, v)
         s.flush()
@@ -82,7 +109,7 @@ def upsert_subscription(
 
 
 def _find(s: Session, team_id: str, channel_id: str) -> DigestSubscription | None:
-    q = select(DigestSubscription).where(DigestSubscription.team_id == team_id, DigestSubscription.channel_id == channel_id)
+    q = select(DigestSubscription).where(col(DigestSubscription.team_id) == team_id, col(DigestSubscription.channel_id) == channel_id)
     return s.execute(q).scalars().first()
 
 
@@ -105,12 +132,12 @@ def list_subscriptions(
     engine: Engine, *, team_id: str | None = None, active_only: bool = True, include_paused: bool = False
 ) -> list[DigestSubscription]:
     """Subscriptions of one workspace (or all, for the scheduler), oldest first; paused ones only when asked."""
-    q = select(DigestSubscription).order_by(DigestSubscription.id)  # type: ignore[arg-type]
+    q = select(DigestSubscription).order_by(col(DigestSubscription.id))
     if team_id is not None:
-        q = q.where(DigestSubscription.team_id == team_id)
+        q = q.where(col(DigestSubscription.team_id) == team_id)
     if active_only:
         wanted = ("active", "paused") if include_paused else ("active",)
-        q = q.where(DigestSubscription.status.in_(wanted))  # type: ignore[attr-defined]
+        q = q.where(col(DigestSubscription.status).in_(wanted))
     with Session(engine, expire_on_commit=False) as s:
         return list(s.execute(q).scalars())
 
@@ -119,7 +146,7 @@ def record_error(engine: Engine, subscription_id: int, error: str | None, now: d
     """Remember (or clear, with None) the delivery error shown in App Home."""
     with Session(engine) as s, s.begin():
         s.execute(
-            update(DigestSubscription).where(DigestSubscription.id == subscription_id)  # type: ignore[arg-type]
+            update(DigestSubscription).where(col(DigestSubscription.id) == subscription_id)
             .values(last_error=error[:MAX_ERROR_CHARS] if error else None, last_error_at=now if error else None)
         )
 
@@ -143,7 +170,7 @@ def _take_over(engine: Engine, subscription_id: int, period_key: str, worker: st
     """Take a period whose attempt failed transiently, or whose owner died (lease expired): compare-and-swap."""
     with Session(engine) as s, s.begin():
         row = s.execute(
-            select(DigestPeriod).where(DigestPeriod.subscription_id == subscription_id, DigestPeriod.period_key == period_key)
+            select(DigestPeriod).where(col(DigestPeriod.subscription_id) == subscription_id, col(DigestPeriod.period_key) == period_key)
         ).scalars().first()
         if row is None or row.id is None:
             return None
@@ -151,12 +178,12 @@ def _take_over(engine: Engine, subscription_id: int, period_key: str, worker: st
         stale = row.status == "claimed" and now - claimed_at >= lease
         if row.status != "retry" and not stale:
             return None
-        result = s.execute(
+        result = s.exec(
             update(DigestPeriod)
-            .where(DigestPeriod.id == row.id, DigestPeriod.attempts == row.attempts, DigestPeriod.status == row.status)  # type: ignore[arg-type]
+            .where(col(DigestPeriod.id) == row.id, col(DigestPeriod.attempts) == row.attempts, col(DigestPeriod.status) == row.status)
             .values(status="claimed", claimed_by=worker, claimed_at=now, attempts=row.attempts + 1)
         )
-        if result.rowcount != 1:  # type: ignore[attr-defined]
+        if result.rowcount != 1:
             return None
         return Claim(row.id, subscription_id, period_key, row.attempts + 1, True, now)
 
@@ -177,13 +204,13 @@ def finish_period(
     unless `move_baseline` is False (a late-recovered period older than one already delivered)."""
     with Session(engine) as s, s.begin():
         s.execute(
-            update(DigestPeriod).where(DigestPeriod.id == claim.period_id)  # type: ignore[arg-type]
+            update(DigestPeriod).where(col(DigestPeriod.id) == claim.period_id)
             .values(status=status, message_ts=message_ts, error=error[:MAX_ERROR_CHARS] if error else None,
                     finished_at=now, prices_at=prices_at)
         )
         if status in ("posted", "empty") and move_baseline:
             s.execute(
-                update(DigestSubscription).where(DigestSubscription.id == claim.subscription_id)  # type: ignore[arg-type]
+                update(DigestSubscription).where(col(DigestSubscription.id) == claim.subscription_id)
                 .values(last_period_key=claim.period_key, last_prices_at=prices_at or now, last_error=None, last_error_at=None)
             )
             if states is not None:
@@ -191,7 +218,7 @@ def finish_period(
 
 
 def _save_states(s: Session, subscription_id: int, states: Mapping[SeriesKey, SeriesState]) -> None:
-    s.execute(delete(ChangeState).where(ChangeState.subscription_id == subscription_id))  # type: ignore[arg-type]
+    s.execute(delete(ChangeState).where(col(ChangeState.subscription_id) == subscription_id))
     rows = [
         {"subscription_id": subscription_id, "gpu_id": k.gpu_id, "provider_id": k.provider_id, "gpu_count": k.gpu_count,
          "tier": k.tier, "baseline_usd": v.baseline_usd, "previous_usd": v.previous_usd, "present": v.present,
@@ -207,7 +234,7 @@ def load_states(engine: Engine, subscription_id: int) -> dict[SeriesKey, SeriesS
     from knowledge.db import as_utc
 
     with Session(engine) as s:
-        rows = s.execute(select(ChangeState).where(ChangeState.subscription_id == subscription_id)).scalars().all()
+        rows = s.execute(select(ChangeState).where(col(ChangeState.subscription_id) == subscription_id)).scalars().all()
         return {
             SeriesKey(r.gpu_id, r.provider_id, r.gpu_count, r.tier): SeriesState(
                 Decimal(r.baseline_usd), r.present, None if r.previous_usd is None else Decimal(r.previous_usd),
@@ -228,17 +255,17 @@ def stuck_periods(engine: Engine, subscription_id: int, *, now: datetime, lease:
     """Periods of a subscription left `retry`, or `claimed` longer than the lease: oldest first."""
     from knowledge.db import as_utc
 
-    q = select(DigestPeriod).where(DigestPeriod.subscription_id == subscription_id,
-                                   DigestPeriod.status.in_(("claimed", "retry")))  # type: ignore[attr-defined]
+    q = select(DigestPeriod).where(col(DigestPeriod.subscription_id) == subscription_id,
+                                   col(DigestPeriod.status).in_(("claimed", "retry")))
     with Session(engine, expire_on_commit=False) as s:
-        rows = list(s.execute(q.order_by(DigestPeriod.id)).scalars())  # type: ignore[arg-type]
+        rows = list(s.execute(q.order_by(col(DigestPeriod.id))).scalars())
     return [r for r in rows if r.status == "retry" or now - as_utc(r.claimed_at) >= lease]
 
 
 def delivered_after(engine: Engine, subscription_id: int, period_id: int) -> bool:
     """Whether a later period of the subscription was already posted or found empty."""
-    q = select(DigestPeriod.id).where(DigestPeriod.subscription_id == subscription_id, DigestPeriod.id > period_id,  # type: ignore[operator]
-                                      DigestPeriod.status.in_(("posted", "empty")))  # type: ignore[attr-defined]
+    q = select(col(DigestPeriod.id)).where(col(DigestPeriod.subscription_id) == subscription_id, col(DigestPeriod.id) > period_id,
+                                      col(DigestPeriod.status).in_(("posted", "empty")))
     with Session(engine) as s:
         return s.execute(q.limit(1)).first() is not None
 
@@ -250,19 +277,19 @@ def get_subscription(engine: Engine, subscription_id: int) -> DigestSubscription
 
 def recent_missed(engine: Engine, *, team_id: str, since: datetime) -> list[tuple[str, str]]:
     """(channel, period) of the workspace's digests marked missed since a time, newest first."""
-    q = (select(DigestSubscription.channel_id, DigestPeriod.period_key)
-         .join(DigestSubscription, DigestSubscription.id == DigestPeriod.subscription_id)  # type: ignore[arg-type]
-         .where(DigestSubscription.team_id == team_id, DigestPeriod.status == "missed",
-                DigestPeriod.finished_at >= since)  # type: ignore[operator]
-         .order_by(DigestPeriod.id.desc()))  # type: ignore[union-attr]
+    q = (select(col(DigestSubscription.channel_id), col(DigestPeriod.period_key))
+         .join(DigestSubscription, col(DigestSubscription.id) == col(DigestPeriod.subscription_id))
+         .where(col(DigestSubscription.team_id) == team_id, col(DigestPeriod.status) == "missed",
+                col(DigestPeriod.finished_at) >= since)
+         .order_by(col(DigestPeriod.id).desc()))
     with Session(engine) as s:
         return [(c, k) for c, k in s.execute(q)]
 
 
 def period_rows(engine: Engine, subscription_id: int | None = None) -> list[DigestPeriod]:
-    q = select(DigestPeriod).order_by(DigestPeriod.id)  # type: ignore[arg-type]
+    q = select(DigestPeriod).order_by(col(DigestPeriod.id))
     if subscription_id is not None:
-        q = q.where(DigestPeriod.subscription_id == subscription_id)
+        q = q.where(col(DigestPeriod.subscription_id) == subscription_id)
     with Session(engine, expire_on_commit=False) as s:
         return list(s.execute(q).scalars())
 
@@ -271,7 +298,7 @@ def record_source(engine: Engine, *, source: str, provider_id: str, now: datetim
     """Remember a live source's last success (with its version) or failure (with the error)."""
     with Session(engine) as s, s.begin():
         row = s.execute(
-            select(PriceSourceStatus).where(PriceSourceStatus.source == source, PriceSourceStatus.provider_id == provider_id)
+            select(PriceSourceStatus).where(col(PriceSourceStatus.source) == source, col(PriceSourceStatus.provider_id) == provider_id)
         ).scalars().first()
         if row is None:
             row = PriceSourceStatus(source=source, provider_id=provider_id)
@@ -295,13 +322,13 @@ def add_alert(
 
 
 def list_alerts(engine: Engine, *, team_id: str | None = None, user_id: str | None = None, active_only: bool = True) -> list[PriceAlert]:
-    q = select(PriceAlert).order_by(PriceAlert.id)  # type: ignore[arg-type]
+    q = select(PriceAlert).order_by(col(PriceAlert.id))
     if team_id is not None:
-        q = q.where(PriceAlert.team_id == team_id)
+        q = q.where(col(PriceAlert.team_id) == team_id)
     if user_id is not None:
-        q = q.where(PriceAlert.user_id == user_id)
+        q = q.where(col(PriceAlert.user_id) == user_id)
     if active_only:
-        q = q.where(PriceAlert.active == True)
+        q = q.where(col(PriceAlert.active) == True)
     with Session(engine, expire_on_commit=False) as s:
         return list(s.execute(q).scalars())
 
@@ -309,30 +336,30 @@ def list_alerts(engine: Engine, *, team_id: str | None = None, user_id: str | No
 def turn_alert_off(engine: Engine, *, team_id: str, user_id: str, alert_id: int) -> bool:
     """Switch off one of the user's own alerts; False when it is not theirs or already off."""
     with Session(engine) as s, s.begin():
-        result = s.execute(
+        result = s.exec(
             update(PriceAlert)
-            .where(PriceAlert.id == alert_id, PriceAlert.team_id == team_id, PriceAlert.user_id == user_id,  # type: ignore[arg-type]
-                   PriceAlert.active == True)
+            .where(col(PriceAlert.id) == alert_id, col(PriceAlert.team_id) == team_id, col(PriceAlert.user_id) == user_id,
+                   col(PriceAlert.active) == True)
             .values(active=False)
         )
-        return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+        return result.rowcount == 1
 
 
 def fire_alert(engine: Engine, alert_id: int, *, usd: Decimal, now: datetime) -> bool:
     """Disarm before sending (compare-and-swap): only one process wins the right to DM."""
     with Session(engine) as s, s.begin():
-        result = s.execute(
-            update(PriceAlert).where(PriceAlert.id == alert_id, PriceAlert.armed == True)  # type: ignore[arg-type]
+        result = s.exec(
+            update(PriceAlert).where(col(PriceAlert.id) == alert_id, col(PriceAlert.armed) == True)
             .values(armed=False, last_fired_at=now, last_fired_usd=usd, last_error=None)
         )
-        return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+        return result.rowcount == 1
 
 
 def rearm_alert(engine: Engine, alert_id: int, *, error: str | None = None, armed: bool = True) -> None:
     """Arm again: the price went back (or the DM failed: kept with its error, armed to retry if transient)."""
     with Session(engine) as s, s.begin():
         s.execute(
-            update(PriceAlert).where(PriceAlert.id == alert_id)  # type: ignore[arg-type]
+            update(PriceAlert).where(col(PriceAlert.id) == alert_id)
             .values(armed=armed, last_error=error[:MAX_ERROR_CHARS] if error else None)
         )
 
@@ -355,17 +382,17 @@ def pause_workspace(engine: Engine, *, team_id: str, reason: str, now: datetime 
     now = now or datetime.now(UTC)
     why = reason[:MAX_ERROR_CHARS]
     with Session(engine) as s, s.begin():
-        subs = s.execute(
+        subs = s.exec(
             update(DigestSubscription)
-            .where(DigestSubscription.team_id == team_id, DigestSubscription.status.in_(("active", "paused")))  # type: ignore[arg-type,attr-defined]
+            .where(col(DigestSubscription.team_id) == team_id, col(DigestSubscription.status).in_(("active", "paused")))
             .values(status="paused", last_error=why, last_error_at=now)
         )
-        alerts = s.execute(
+        alerts = s.exec(
             update(PriceAlert)
-            .where(PriceAlert.team_id == team_id, PriceAlert.active == True)  # type: ignore[arg-type]
+            .where(col(PriceAlert.team_id) == team_id, col(PriceAlert.active) == True)
             .values(armed=False, last_error=why)
         )
-        return Paused(int(subs.rowcount or 0), int(alerts.rowcount or 0))  # type: ignore[attr-defined]
+        return Paused(subs.rowcount, alerts.rowcount)
 
 
 def resume_workspace(engine: Engine, *, team_id: str, now: datetime | None = None) -> Paused:
@@ -373,27 +400,27 @@ def resume_workspace(engine: Engine, *, team_id: str, now: datetime | None = Non
     now = now or datetime.now(UTC)
     with Session(engine) as s, s.begin():
         reasons = set(PAUSE_REASONS) | {r for (r,) in s.execute(
-            select(DigestSubscription.last_error)
-            .where(DigestSubscription.team_id == team_id, DigestSubscription.status == "paused")) if r}
-        subs = s.execute(
+            select(col(DigestSubscription.last_error))
+            .where(col(DigestSubscription.team_id) == team_id, col(DigestSubscription.status) == "paused")) if r}
+        subs = s.exec(
             update(DigestSubscription)
-            .where(DigestSubscription.team_id == team_id, DigestSubscription.status == "paused")  # type: ignore[arg-type]
+            .where(col(DigestSubscription.team_id) == team_id, col(DigestSubscription.status) == "paused")
             .values(status="active", last_error=None, last_error_at=None, updated_at=now)
         )
-        alerts = s.execute(
+        alerts = s.exec(
             update(PriceAlert)
-            .where(PriceAlert.team_id == team_id, PriceAlert.active == True,  # type: ignore[arg-type]
-                   PriceAlert.last_error.in_(reasons))  # type: ignore[union-attr]
+            .where(col(PriceAlert.team_id) == team_id, col(PriceAlert.active) == True,
+                   col(PriceAlert.last_error).in_(reasons))
             .values(armed=True, last_error=None)
         )
-        return Paused(int(subs.rowcount or 0), int(alerts.rowcount or 0))  # type: ignore[attr-defined]
+        return Paused(subs.rowcount, alerts.rowcount)
 
 
 def paused_teams(engine: Engine) -> dict[str, datetime]:
     """Workspaces with paused digests → when they were paused (the scheduler resumes them after a reinstall)."""
     from knowledge.db import as_utc
 
-    q = select(DigestSubscription.team_id, DigestSubscription.last_error_at).where(DigestSubscription.status == "paused")
+    q = select(col(DigestSubscription.team_id), col(DigestSubscription.last_error_at)).where(col(DigestSubscription.status) == "paused")
     out: dict[str, datetime] = {}
     with Session(engine) as s:
         for team_id, at in s.execute(q):

@@ -11,7 +11,7 @@ from sqlmodel import Field, SQLModel
 from knowledge.tables import MONEY
 
 
-def _utc_column(nullable: bool) -> Column:  # type: ignore[type-arg]
+def _utc_column(nullable: bool) -> Column[datetime]:
     return Column(DateTime(timezone=True), nullable=nullable)
 
 

@@ -11,16 +11,21 @@ from __future__ import annotations
 import logging
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy import Engine
 
 from knowledge import digest_store
+
+if TYPE_CHECKING:
+    from knowledge.prices import PriceRow
+    from knowledge.resolve import GpuIndex
+    from knowledge.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 SOURCE = "gpuhunt"
@@ -29,6 +34,34 @@ PROVIDER_IDS = {
     "aws": "aws", "azure": "azure", "gcp": "gcp", "lambdalabs": "lambda", "nebius": "nebius", "oci": "oci",
     "runpod": "runpod", "verda": "verda", "cloudrift": "cloudrift", "vastai": "vast",
 }
+
+
+class CatalogItem(Protocol):
+    """What we read of a `gpuhunt.CatalogItem` (gpuhunt ships no type information)."""
+
+    @property
+    def instance_name(self) -> str: ...
+    @property
+    def location(self) -> str: ...
+    @property
+    def price(self) -> float: ...
+    @property
+    def gpu_count(self) -> int: ...
+    @property
+    def gpu_name(self) -> str | None: ...
+    @property
+    def gpu_memory(self) -> float | None: ...
+    @property
+    def spot(self) -> bool: ...
+
+
+class ProviderCatalog(Protocol):
+    """What we read of a `gpuhunt` provider catalog: its version and items."""
+
+    @property
+    def version(self) -> str: ...
+    @property
+    def items(self) -> Sequence[CatalogItem]: ...
 
 
 @dataclass(slots=True)
@@ -62,7 +95,7 @@ def _catalog_url(url: str | None) -> Iterator[None]:
                 os.environ["GPUHUNT_CATALOG_URL"] = old
 
 
-def fetch_catalogs(catalog_url: str | None) -> tuple[dict[str, Any], str | None]:
+def fetch_catalogs(catalog_url: str | None) -> tuple[dict[str, ProviderCatalog], str | None]:
     """Every offline provider catalog gpuhunt could load ({name: ProviderCatalog}), or the error if none."""
     import gpuhunt
 
@@ -76,7 +109,7 @@ def fetch_catalogs(catalog_url: str | None) -> tuple[dict[str, Any], str | None]
     return dict(catalog.catalog), None
 
 
-def price_rows(items: Iterable[Any], provider_id: str, index: Any, unmapped: Counter[str]) -> list[Any]:
+def price_rows(items: Iterable[CatalogItem], provider_id: str, index: GpuIndex, unmapped: Counter[str]) -> list[PriceRow]:
     """gpuhunt CatalogItems → the price importer's rows; CPU-only items skipped, unknown GPUs counted."""
     from knowledge.prices import PriceRow
     from knowledge.resolve import resolve_cloud_accelerator
@@ -95,7 +128,9 @@ def price_rows(items: Iterable[Any], provider_id: str, index: Any, unmapped: Cou
     return rows
 
 
-def import_provider(engine: Engine, snapshot: Any, name: str, provider_catalog: Any, *, now: datetime) -> ProviderRefresh:
+def import_provider(
+    engine: Engine, snapshot: Snapshot, name: str, provider_catalog: ProviderCatalog, *, now: datetime
+) -> ProviderRefresh:
     """One provider's catalog as one import run (observations + offers), in one transaction."""
     from importlib.metadata import version as package_version
 

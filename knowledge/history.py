@@ -16,7 +16,7 @@ from decimal import Decimal
 from sqlalchemy import Engine, func, select
 
 from knowledge import tables
-from knowledge.db import as_utc
+from knowledge.db import as_utc, table_of
 from knowledge.digest_tables import PriceSourceStatus
 from rules.market.changes import (
     DigestInput,
@@ -33,8 +33,8 @@ from rules.market.changes import (
 
 log = logging.getLogger(__name__)
 P10_MARK = "(marketplace p10)"
-OBS = tables.PriceObservation.__table__  # type: ignore[attr-defined]
-RUNS = tables.ImportRun.__table__  # type: ignore[attr-defined]
+OBS = table_of(tables.PriceObservation)
+RUNS = table_of(tables.ImportRun)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +99,7 @@ def points_for_imports(engine: Engine, import_ids: Sequence[int], gpu_ids: Itera
 
 
 def marketplace_ids(engine: Engine) -> frozenset[str]:
-    t = tables.Provider.__table__  # type: ignore[attr-defined]
+    t = table_of(tables.Provider)
     with engine.connect() as conn:
         return frozenset(conn.execute(select(t.c.id).where(t.c.kind == "marketplace")).scalars())
 
@@ -161,7 +161,7 @@ def source_ages(engine: Engine, *, now: datetime | None = None, imports: list[Im
     imports = imports if imports is not None else list_imports(engine)
     with engine.connect() as conn:
         # A live source (gpuhunt) failing for a provider marks that provider's feed, whatever source it last came from.
-        status = {r.provider_id: r for r in conn.execute(select(PriceSourceStatus.__table__)).all()}  # type: ignore[attr-defined]
+        status = {r.provider_id: r for r in conn.execute(select(table_of(PriceSourceStatus))).all()}
     out = []
     for feed, imp in sorted(latest_per_feed(imports).items()):
         st = status.get(imp.provider_id or feed)

@@ -5,12 +5,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from knowledge.kb_data import LANGUAGES, Entry, KnowledgeBase, load_kb
 from knowledge.kb_facts import GpuMention, fill_facts, find_gpu_mentions, gpu_flags, gpu_sentences
 from knowledge.kb_phrasing import best_phrasings
 from knowledge.kb_text import TermPattern, longest_first, looks_conceptual, normalise_text
+
+if TYPE_CHECKING:
+    from knowledge.snapshot import Snapshot
 
 __all__ = ["KbAnswer", "KbOption", "KbResult", "find_entry", "get_entry", "looks_conceptual", "match"]
 
@@ -180,13 +183,13 @@ def _touched(found: Mapping[tuple[str, str], list[TermPattern]], concept_hits: M
     return touched
 
 
-def rank(text: str, *, language: str, snapshot: Any) -> tuple[tuple[_Scored, ...], tuple[GpuMention, ...]]:
+def rank(text: str, *, language: str, snapshot: Snapshot) -> tuple[tuple[_Scored, ...], tuple[GpuMention, ...]]:
     """Every entry scored for the question, best first (ties broken by id, so the order is stable)."""
     kb = load_kb()
     language = _language(language)
     normalised = normalise_text(text)
     found = _found_by_owner(normalised)
-    concept_hits = dict.fromkeys(kb.terms, ())
+    concept_hits: dict[str, tuple[str, ...]] = dict.fromkeys(kb.terms, ())
     concept_hits.update(
         {owner: longest_first(p.surface for p in patterns) for (kind, owner), patterns in found.items()
          if kind == "concept"}
@@ -210,7 +213,7 @@ def _status(top: float, runner_up: float) -> Status:
     return "choose" if top >= CHOOSE_MIN_SCORE else "none"
 
 
-def match(text: str, *, language: str, snapshot: Any) -> KbResult:
+def match(text: str, *, language: str, snapshot: Snapshot) -> KbResult:
     """The entry that answers a conceptual question, two options when unsure, or none.
 
     Deterministic: glossary concepts and entry keywords found in the text, GPUs it names,
@@ -240,7 +243,7 @@ def match(text: str, *, language: str, snapshot: Any) -> KbResult:
     )
 
 
-def _answer(entry: Entry, kb: KnowledgeBase, snapshot: Any, language: str,
+def _answer(entry: Entry, kb: KnowledgeBase, snapshot: Snapshot, language: str,
             mentions: tuple[GpuMention, ...] = ()) -> KbAnswer:
     text, facts = fill_facts(entry, kb, snapshot, language)
     extra = gpu_sentences(entry, kb, mentions, snapshot, language)
@@ -256,7 +259,7 @@ def _answer(entry: Entry, kb: KnowledgeBase, snapshot: Any, language: str,
     )
 
 
-def find_entry(entry_id: str, language: str, snapshot: Any, *, text: str = "") -> KbAnswer | None:
+def find_entry(entry_id: str, language: str, snapshot: Snapshot, *, text: str = "") -> KbAnswer | None:
     """An entry by id (e.g. from a related-question button), or None for an unknown id."""
     kb = load_kb()
     entry = kb.entries.get(entry_id)
@@ -266,7 +269,7 @@ def find_entry(entry_id: str, language: str, snapshot: Any, *, text: str = "") -
     return _answer(entry, kb, snapshot, language, find_gpu_mentions(text, snapshot) if text else ())
 
 
-def get_entry(entry_id: str, language: str, snapshot: Any, *, text: str = "") -> KbAnswer:
+def get_entry(entry_id: str, language: str, snapshot: Snapshot, *, text: str = "") -> KbAnswer:
     """Like find_entry, but an unknown id is a broken invariant: KeyError naming the id."""
     answer = find_entry(entry_id, language, snapshot, text=text)
     if answer is None:

@@ -8,13 +8,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING
 
 from babel.numbers import format_decimal
 
 from knowledge.kb_data import Entry, FactRef, KnowledgeBase
 from knowledge.kb_text import normalise_text
-from rules.types import GpuSpec
+from rules.types import GpuSpec, ModelSpec, Provider
+
+if TYPE_CHECKING:
+    from knowledge.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +43,7 @@ def format_number(value: float | int | Decimal, language: str) -> str:
     return str(format_decimal(value, format="#,##0.##", locale=locale))
 
 
-def format_value(value: Any, language: str) -> str:
+def format_value(value: object, language: str) -> str:
     if value is None:
         return UNKNOWN
     if isinstance(value, bool):
@@ -50,12 +53,12 @@ def format_value(value: Any, language: str) -> str:
     return str(value)
 
 
-def _catalog_row(snapshot: Any, fact: FactRef) -> Any:
-    tables = {"gpu": snapshot.gpus, "model": snapshot.models, "provider": snapshot.providers}
+def _catalog_row(snapshot: Snapshot, fact: FactRef) -> GpuSpec | ModelSpec | Provider | None:
+    tables: Mapping[str, Mapping[str, GpuSpec | ModelSpec | Provider]] = {"gpu": snapshot.gpus, "model": snapshot.models, "provider": snapshot.providers}
     return tables[fact.kind].get(fact.ref_id)
 
 
-def fact_value(fact: FactRef, snapshot: Any) -> Any:
+def fact_value(fact: FactRef, snapshot: Snapshot) -> object:
     """The current value behind a fact, or None when the catalog no longer has it."""
     if fact.kind == "value":
         return fact.value
@@ -66,7 +69,7 @@ def fact_value(fact: FactRef, snapshot: Any) -> Any:
     return getattr(row, fact.field, None)
 
 
-def fact_label(fact: FactRef, kb: KnowledgeBase, snapshot: Any, language: str) -> str:
+def fact_label(fact: FactRef, kb: KnowledgeBase, snapshot: Snapshot, language: str) -> str:
     field_label = kb.field_labels.get(fact.field, {}).get(language, fact.field)
     if fact.kind == "value":
         return field_label
@@ -75,7 +78,7 @@ def fact_label(fact: FactRef, kb: KnowledgeBase, snapshot: Any, language: str) -
     return f"{name} · {field_label}"
 
 
-def fill_facts(entry: Entry, kb: KnowledgeBase, snapshot: Any, language: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+def fill_facts(entry: Entry, kb: KnowledgeBase, snapshot: Snapshot, language: str) -> tuple[str, tuple[tuple[str, str], ...]]:
     """The entry's answer with every placeholder replaced, and the (label, value) pairs used."""
     values = {f.name: format_value(fact_value(f, snapshot), language) for f in entry.facts}
     text = entry.texts[language].answer.format_map(values)
@@ -83,7 +86,7 @@ def fill_facts(entry: Entry, kb: KnowledgeBase, snapshot: Any, language: str) ->
     return text, pairs
 
 
-def find_gpu_mentions(text: str, snapshot: Any) -> tuple[GpuMention, ...]:
+def find_gpu_mentions(text: str, snapshot: Snapshot) -> tuple[GpuMention, ...]:
     """GPUs named in the text: longest token runs first, resolved by the catalog's GPU index."""
     tokens = list(_TOKEN.finditer(normalise_text(text)))
     mentions: list[GpuMention] = []
@@ -112,7 +115,7 @@ def _plausible_gpu_span(span: str) -> bool:
     return any(ch.isdigit() for ch in span) or len(span) >= 4
 
 
-def _resolve_span(span: str, snapshot: Any) -> tuple[str, ...]:
+def _resolve_span(span: str, snapshot: Snapshot) -> tuple[str, ...]:
     if not _plausible_gpu_span(span):
         return ()
     try:
@@ -155,7 +158,7 @@ def _aspect_variant(aspect: str, gpu: GpuSpec) -> str:
 
 
 def _gpu_values(gpu: GpuSpec, name: str, language: str) -> dict[str, str]:
-    raw: dict[str, Any] = {
+    raw: dict[str, object] = {
         "gpu": name, "arch": gpu.architecture, "vendor": gpu.vendor, "link": gpu.scaleup_link,
         "link_gbs": gpu.scaleup_bw_gbs, "vram_gb": gpu.vram_gb, "memory_type": gpu.memory_type,
         "bw_gbs": gpu.memory_bandwidth_gbs, "bf16_tflops": gpu.bf16_dense_tflops,
@@ -172,7 +175,7 @@ def _common_name(gpus: list[GpuSpec]) -> str:
     return prefix.rsplit(" ", 1)[0].strip() if " " in prefix else prefix.strip() or gpus[0].name
 
 
-def gpu_sentences(entry: Entry, kb: KnowledgeBase, mentions: tuple[GpuMention, ...], snapshot: Any, language: str) -> tuple[str, ...]:
+def gpu_sentences(entry: Entry, kb: KnowledgeBase, mentions: tuple[GpuMention, ...], snapshot: Snapshot, language: str) -> tuple[str, ...]:
     """One sentence per (named GPU, aspect the entry asks for); ambiguous names only when all candidates agree."""
     sentences: list[str] = []
     stated = {f.ref_id for f in entry.facts if f.kind == "gpu"}  # the answer already covers these

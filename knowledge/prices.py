@@ -14,17 +14,22 @@ import logging
 import re
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, insert, select
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from knowledge import tables
 from knowledge.snapshot import gpu_spec
+from rules.types import Provider
+
+if TYPE_CHECKING:
+    from knowledge.resolve import GpuIndex
 
 log = logging.getLogger(__name__)
 
@@ -110,12 +115,12 @@ def _memory_gib(gpu_info: str | None, count: int) -> float | None:
 UNPRICED_STACKS = frozenset({"XLA", "Neuron"})
 
 
-def _unpriced(index: object, gpu_id: str) -> bool:
-    gpus = getattr(index, "gpus", {})
+def _unpriced(index: GpuIndex, gpu_id: str) -> bool:
+    gpus = index.gpus
     return gpu_id in gpus and gpus[gpu_id].software_stack in UNPRICED_STACKS
 
 
-def read_skypilot(path: Path, provider_id: str, index: object, unmapped: Counter[str]) -> tuple[int, list[PriceRow]]:
+def read_skypilot(path: Path, provider_id: str, index: GpuIndex, unmapped: Counter[str]) -> tuple[int, list[PriceRow]]:
     """Rows of a SkyPilot v7 vms.csv; CPU-only rows are skipped, unknown accelerators counted."""
     from knowledge.resolve import resolve_cloud_accelerator
 
@@ -153,7 +158,7 @@ def read_skypilot(path: Path, provider_id: str, index: object, unmapped: Counter
     return read, out
 
 
-def read_own(path: Path, fmt: str, provider_id: str | None, index: object) -> tuple[int, list[PriceRow]]:
+def read_own(path: Path, fmt: str, provider_id: str | None, index: GpuIndex) -> tuple[int, list[PriceRow]]:
     """Our plain format: provider, instance_type, gpu, gpu_count, region, tier, usd_per_hour."""
     if fmt == "json":
         try:
@@ -173,10 +178,7 @@ def read_own(path: Path, fmt: str, provider_id: str | None, index: object) -> tu
     return len(rows), rows
 
 
-def _own_row(where: str, rec: object, provider_id: str | None, index: object) -> PriceRow:
-    from knowledge.resolve import GpuIndex
-
-    assert isinstance(index, GpuIndex)
+def _own_row(where: str, rec: object, provider_id: str | None, index: GpuIndex) -> PriceRow:
     if not isinstance(rec, dict):
         raise PriceImportError(f"{where}: expected an object with offer fields")
     for key in ("gpu", "usd_per_hour"):
@@ -258,7 +260,7 @@ def import_prices(
     snapshot = load_snapshot(engine)
     unmapped: Counter[str] = Counter()
     if fmt == "skypilot":
-        if provider_id not in snapshot.providers:
+        if provider_id is None or provider_id not in snapshot.providers:
             raise PriceImportError(_unknown_provider(provider_id, snapshot.providers))
         report.rows_read, rows = read_skypilot(path, provider_id, snapshot.gpu_index, unmapped)
     else:
@@ -271,11 +273,11 @@ def import_prices(
     return report
 
 
-def _unknown_provider(provider_id: str | None, known: object) -> str:
-    return f"provider {provider_id!r} is not in the catalog; known: {', '.join(sorted(known))}"  # type: ignore[call-overload]
+def _unknown_provider(provider_id: str | None, known: Iterable[str]) -> str:
+    return f"provider {provider_id!r} is not in the catalog; known: {', '.join(sorted(known))}"
 
 
-def write_rows(engine: Engine, report: ImportReport, rows: list[PriceRow], providers: dict) -> None:  # type: ignore[type-arg]
+def write_rows(engine: Engine, report: ImportReport, rows: list[PriceRow], providers: Mapping[str, Provider]) -> None:
     """Store mapped rows as one import (observations + offers) in one transaction."""
     marketplace = {p for p, spec in providers.items() if spec.kind == "marketplace"}
     plain = collapse_zones(r for r in rows if r.provider_id not in marketplace)
@@ -319,13 +321,16 @@ def _observation(run: tables.ImportRun, r: PriceRow, report: ImportReport) -> di
     }
 
 
-def _upsert_offers(session: Session, offers: list[PriceRow], gpus: dict, report: ImportReport, providers: dict) -> tuple[int, int]:  # type: ignore[type-arg]
+def _upsert_offers(
+    session: Session, offers: list[PriceRow], gpus: Mapping[str, tables.Gpu], report: ImportReport,
+    providers: Mapping[str, Provider],
+) -> tuple[int, int]:
     """Latest price per key; offers of these providers missing from this import become inactive."""
     full = report.provider_id and report.source in FULL_CATALOG_SOURCES
     touched = {r.provider_id for r in offers} | ({report.provider_id} if full else set())
     existing = {
         (o.provider_id, o.instance_type, o.region, o.tier): o
-        for o in session.execute(select(tables.Offer).where(tables.Offer.provider_id.in_(touched))).scalars()  # type: ignore[attr-defined]
+        for o in session.execute(select(tables.Offer).where(col(tables.Offer.provider_id).in_(touched))).scalars()
     }
     seen = set()
     new_rows = []

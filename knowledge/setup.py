@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, func, select
+from sqlmodel import col
 
 from knowledge import tables
 from knowledge.db import make_engine, schema_is_current, upgrade_schema
@@ -35,7 +36,7 @@ def import_bundled_prices(engine: Engine, *, only_missing: bool = True) -> list[
     from knowledge.prices import import_prices
 
     with engine.connect() as conn:
-        done = set(conn.execute(select(tables.ImportRun.provider_id)).scalars())
+        done = set(conn.execute(select(col(tables.ImportRun.provider_id))).scalars())
     return [
         import_prices(engine, path, fmt="skypilot")
         for path in bundled_price_files()

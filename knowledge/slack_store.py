@@ -7,13 +7,14 @@ import logging
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypedDict, Unpack
 
 from slack_sdk.oauth.installation_store import Bot, Installation, InstallationStore
 from slack_sdk.oauth.state_store import OAuthStateStore
-from sqlalchemy import Engine, delete, func, select
+from sqlalchemy import Engine, delete, func, insert, select
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session
+from sqlmodel import Session, SQLModel, col
 
 from knowledge.db import as_utc
 from knowledge.slack_tables import (
@@ -41,7 +42,7 @@ def _unkey(value: str) -> str | None:
     return value or None
 
 
-def _fields(values: dict[str, Any], model: type[Any]) -> dict[str, Any]:
+def _fields(values: Mapping[str, object], model: type[SQLModel]) -> dict[str, object]:
     names = set(model.model_fields) - {"id"}
     return {name: value for name, value in values.items() if name in names}
 
@@ -66,18 +67,18 @@ class DbInstallationStore(InstallationStore):
     def save_bot(self, bot: Bot) -> None:
         self._save(SlackBot, bot.to_dict(), bot.enterprise_id, bot.team_id)
 
-    def _save(self, model: type[Any], values: dict[str, Any], enterprise_id: str | None, team_id: str | None,
-              **extra_key: Any) -> None:
+    def _save(self, model: type[SQLModel], values: dict[str, object], enterprise_id: str | None, team_id: str | None,
+              **extra_key: str | None) -> None:
         """Upsert one installation or bot row, keyed by app, enterprise, team (and user for installations)."""
         values.update(client_id=self.client_id, enterprise_id=_key(enterprise_id), team_id=_key(team_id))
         key = {name: values[name] for name in ("client_id", "enterprise_id", "team_id")} | extra_key
         self._upsert(model, key, _fields(values, model))
 
-    def _upsert(self, model: type[Any], key: dict[str, Any], values: dict[str, Any]) -> None:
+    def _upsert(self, model: type[SQLModel], key: Mapping[str, object], values: Mapping[str, object]) -> None:
         for attempt in (1, 2):  # a concurrent insert of the same key: the second try updates it
             try:
                 with Session(self.engine) as session:
-                    row = session.exec(select(model).filter_by(**key)).scalars().first()  # type: ignore[call-overload]
+                    row = session.execute(select(model).filter_by(**key)).scalars().first()
                     if row is None:
                         session.add(model(**values))
                     else:
@@ -99,7 +100,7 @@ class DbInstallationStore(InstallationStore):
         if is_enterprise_install:
             team_id = None
         with Session(self.engine) as session:
-            row = session.exec(  # type: ignore[call-overload]
+            row = session.execute(
                 select(SlackBot).filter_by(
                     client_id=self.client_id, enterprise_id=_key(enterprise_id), team_id=_key(team_id)
                 )
@@ -119,7 +120,7 @@ class DbInstallationStore(InstallationStore):
             bot_refresh_token=row.bot_refresh_token,
             bot_token_expires_at=as_utc(row.bot_token_expires_at),
             is_enterprise_install=row.is_enterprise_install,
-            installed_at=as_utc(row.installed_at),  # type: ignore[arg-type]
+            installed_at=as_utc(row.installed_at),
         )
 
     def find_installation(
@@ -137,8 +138,8 @@ class DbInstallationStore(InstallationStore):
             where["user_id"] = user_id
         with Session(self.engine) as session:
             query = select(SlackInstallation).filter_by(**where)
-            row = session.exec(  # type: ignore[call-overload]
-                query.order_by(SlackInstallation.installed_at.desc())  # type: ignore[attr-defined]
+            row = session.execute(
+                query.order_by(col(SlackInstallation.installed_at).desc())
             ).scalars().first()
         if row is None:
             return None
@@ -170,7 +171,7 @@ class DbInstallationStore(InstallationStore):
 
     def _delete(
         self,
-        model: type[Any],
+        model: type[SQLModel],
         *,
         enterprise_id: str | None,
         team_id: str | None,
@@ -224,7 +225,7 @@ class DbOAuthStateStore(OAuthStateStore):
     def logger(self) -> logging.Logger:
         return log
 
-    def issue(self, *args: Any, **kwargs: Any) -> str:
+    def issue(self, *args: object, **kwargs: object) -> str:
         state = secrets.token_urlsafe(24)
         expires_at = datetime.now(UTC) + timedelta(seconds=self.expiration_seconds)
         with Session(self.engine) as session:
@@ -236,11 +237,11 @@ class DbOAuthStateStore(OAuthStateStore):
         now = datetime.now(UTC)
         with self.engine.begin() as conn:
             row = conn.execute(
-                select(SlackOAuthState.expires_at).where(SlackOAuthState.state == state)  # type: ignore[call-overload]
+                select(col(SlackOAuthState.expires_at)).where(col(SlackOAuthState.state) == state)
             ).first()
-            conn.execute(delete(SlackOAuthState).where(SlackOAuthState.state == state))  # type: ignore[arg-type]
-            conn.execute(delete(SlackOAuthState).where(SlackOAuthState.expires_at < now))  # type: ignore[arg-type]
-        return row is not None and as_utc(row[0]) > now  # type: ignore[operator]
+            conn.execute(delete(SlackOAuthState).where(col(SlackOAuthState.state) == state))
+            conn.execute(delete(SlackOAuthState).where(col(SlackOAuthState.expires_at) < now))
+        return row is not None and as_utc(row[0]) > now
 
 
 def claim_delivery(engine: Engine, key: str, *, now: datetime) -> bool:
@@ -251,7 +252,7 @@ def claim_delivery(engine: Engine, key: str, *, now: datetime) -> bool:
     """
     try:
         with engine.begin() as conn:
-            conn.execute(SlackDelivery.__table__.insert().values(key=key[:200], claimed_at=now))  # type: ignore[attr-defined]
+            conn.execute(insert(SlackDelivery).values(key=key[:200], claimed_at=now))
     except IntegrityError:
         return False
     return True
@@ -260,7 +261,7 @@ def claim_delivery(engine: Engine, key: str, *, now: datetime) -> bool:
 def prune_deliveries(engine: Engine, *, now: datetime) -> int:
     """Forget claims older than any retry Slack would still send; returns rows removed."""
     with engine.begin() as conn:
-        result = conn.execute(delete(SlackDelivery).where(SlackDelivery.claimed_at < now - DELIVERY_KEEP))  # type: ignore[arg-type]
+        result = conn.execute(delete(SlackDelivery).where(col(SlackDelivery.claimed_at) < now - DELIVERY_KEEP))
     return result.rowcount or 0
 
 
@@ -270,7 +271,7 @@ class ThreadState:
 
     user_id: str
     language: str
-    state: dict[str, Any]
+    state: dict[str, Any]  # a JSON object as decoded (values: bot.answer.actions.JsonValue, which knowledge may not import)
     updated_at: datetime
 
 
@@ -285,7 +286,7 @@ def find_thread_state(
         user_id=row.user_id,
         language=row.language,
         state=json.loads(row.state_json),
-        updated_at=as_utc(row.updated_at),  # type: ignore[arg-type]
+        updated_at=as_utc(row.updated_at),
     )
 
 
@@ -327,7 +328,15 @@ def find_user_pref(engine: Engine, *, team_id: str, user_id: str) -> UserPref | 
     return UserPref(row.language_override, row.slack_locale, as_utc(row.locale_checked_at))
 
 
-def save_user_pref(engine: Engine, *, team_id: str, user_id: str, **changes: Any) -> None:
+class UserPrefChanges(TypedDict, total=False):
+    """The fields of a user's preferences that `save_user_pref` may set (each one optional)."""
+
+    language_override: str | None
+    slack_locale: str | None
+    locale_checked_at: datetime | None
+
+
+def save_user_pref(engine: Engine, *, team_id: str, user_id: str, **changes: Unpack[UserPrefChanges]) -> None:
     """Set `language_override`, `slack_locale` and/or `locale_checked_at` for one user."""
     unknown = set(changes) - {"language_override", "slack_locale", "locale_checked_at"}
     if unknown:
@@ -351,11 +360,11 @@ def save_user_pref(engine: Engine, *, team_id: str, user_id: str, **changes: Any
 def forget_workspace(engine: Engine, *, team_id: str) -> None:
     """Drop a workspace's threads and preferences once it uninstalls the app."""
     with engine.begin() as conn:
-        conn.execute(delete(SlackThread).where(SlackThread.team_id == team_id))  # type: ignore[arg-type]
-        conn.execute(delete(SlackUserPref).where(SlackUserPref.team_id == team_id))  # type: ignore[arg-type]
+        conn.execute(delete(SlackThread).where(col(SlackThread.team_id) == team_id))
+        conn.execute(delete(SlackUserPref).where(col(SlackUserPref.team_id) == team_id))
 
 
 def prices_version(engine: Engine) -> int | None:
     """The newest price import's id: a long-running process reloads its snapshot when it moves."""
     with engine.connect() as conn:
-        return conn.execute(select(func.max(ImportRun.id))).scalar()  # type: ignore[arg-type]
+        return conn.execute(select(func.max(col(ImportRun.id)))).scalar()

@@ -12,7 +12,7 @@ from sqlmodel import Field, SQLModel
 NO_ID = ""
 
 
-def _when(*, nullable: bool, index: bool = False) -> sa.Column:  # type: ignore[type-arg]
+def _when(*, nullable: bool, index: bool = False) -> sa.Column[datetime]:
     return sa.Column(sa.DateTime(timezone=True), nullable=nullable, index=index)
 
 

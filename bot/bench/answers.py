@@ -8,7 +8,12 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING
+
+from bot.bench.result import AnswerTimes
+
+if TYPE_CHECKING:
+    from knowledge.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 NOW = datetime(2025, 6, 3, 12, 0, tzinfo=UTC)  # a fixed clock: the same cards on every run
@@ -36,7 +41,7 @@ def percentile(values: list[float], pct: float) -> float:
     return ordered[int(min(rank, len(ordered))) - 1]
 
 
-def time_answers(snapshot: Any, corpus: tuple[Request, ...], *, rounds: int = 1) -> dict[str, Any]:
+def time_answers(snapshot: Snapshot, corpus: tuple[Request, ...], *, rounds: int = 1) -> AnswerTimes:
     """One warm-up pass, then `rounds` timed passes: p50/p99 ms per request, and the card kinds seen."""
     from bot.answer.pipeline import answer
 
@@ -60,7 +65,7 @@ def time_answers(snapshot: Any, corpus: tuple[Request, ...], *, rounds: int = 1)
     }
 
 
-def slowest(snapshot: Any, corpus: tuple[Request, ...], count: int = 5) -> list[tuple[float, str]]:
+def slowest(snapshot: Snapshot, corpus: tuple[Request, ...], count: int = 5) -> list[tuple[float, str]]:
     """The `count` slowest requests (ms, text), best of three tries each."""
     from bot.answer.pipeline import answer
 

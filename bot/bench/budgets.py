@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from bot.bench.result import BudgetRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,8 +29,8 @@ BUDGETS = (
 )
 
 
-def measured(result: dict[str, Any], path: tuple[str, ...]) -> float | None:
-    value: Any = result
+def measured(result: Mapping[str, object], path: tuple[str, ...]) -> float | None:
+    value: object = result
     for key in path:
         if not isinstance(value, dict) or key not in value:
             return None
@@ -36,12 +38,12 @@ def measured(result: dict[str, Any], path: tuple[str, ...]) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-def judge(result: dict[str, Any]) -> list[dict[str, Any]]:
+def judge(result: Mapping[str, object]) -> list[BudgetRow]:
     """One row per budget: measured value, limit, and "pass", "miss" or "not measured"."""
-    rows = []
+    rows: list[BudgetRow] = []
     for budget in BUDGETS:
         value = measured(result, budget.path)
         verdict = "not measured" if value is None else "pass" if value <= budget.limit else "miss"
-        rows.append({"budget": budget.name, "what": budget.what, "value": value, "limit": budget.limit,
-                     "unit": budget.unit, "verdict": verdict})
+        rows.append(BudgetRow(budget=budget.name, what=budget.what, value=value, limit=budget.limit,
+                              unit=budget.unit, verdict=verdict))
     return rows

@@ -5,14 +5,19 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from sqlalchemy import Engine, delete, func, insert, select
 
 from knowledge import tables
+from knowledge.db import table_of
 
-OBS = tables.PriceObservation.__table__  # type: ignore[attr-defined]
-RUNS = tables.ImportRun.__table__  # type: ignore[attr-defined]
+if TYPE_CHECKING:
+    from bot.bench.result import DigestTiming
+    from knowledge.snapshot import Snapshot
+
+OBS = table_of(tables.PriceObservation)
+RUNS = table_of(tables.ImportRun)
 START = datetime(2025, 5, 1, 6, 0, tzinfo=UTC)
 _CENT = Decimal("0.000001")
 
@@ -25,15 +30,29 @@ def day_factor(day: int, row: int) -> Decimal:
     return Decimal(100 + step) / 100
 
 
-def real_rows(engine: Engine) -> dict[str, list[dict[str, Any]]]:
+class ObservationRow(TypedDict):
+    """An imported observation's columns that the filled history copies."""
+
+    provider_id: str
+    instance_type: str
+    gpu_id: str
+    gpu_count: int
+    region: str
+    tier: str
+    usd_per_hour: Decimal
+
+
+def real_rows(engine: Engine) -> dict[str, list[ObservationRow]]:
     """The observations already imported (the bundled prices), per provider, in a stable order."""
     cols = (OBS.c.provider_id, OBS.c.instance_type, OBS.c.gpu_id, OBS.c.gpu_count, OBS.c.region, OBS.c.tier,
             OBS.c.usd_per_hour)
     with engine.connect() as conn:
         rows = conn.execute(select(*cols).order_by(OBS.c.provider_id, OBS.c.id)).mappings().all()
-    per: dict[str, list[dict[str, Any]]] = {}
+    per: dict[str, list[ObservationRow]] = {}
     for r in rows:
-        per.setdefault(r["provider_id"], []).append(dict(r))
+        per.setdefault(r["provider_id"], []).append(ObservationRow(
+            provider_id=r["provider_id"], instance_type=r["instance_type"], gpu_id=r["gpu_id"],
+            gpu_count=r["gpu_count"], region=r["region"], tier=r["tier"], usd_per_hour=r["usd_per_hour"]))
     return per
 
 
@@ -51,9 +70,12 @@ def fill(engine: Engine, total: int = 100_000) -> int:
                 rows = rows[: total - written]
                 if not rows:
                     break
-                run_id = conn.execute(insert(RUNS).values(
+                run_key = conn.execute(insert(RUNS).values(
                     source="bench", source_version=f"day{day}", provider_id=provider, file_name=f"{provider}.csv",
-                    observed_at=at, imported_at=at, rows_read=len(rows), offers_written=len(rows))).inserted_primary_key[0]
+                    observed_at=at, imported_at=at, rows_read=len(rows), offers_written=len(rows))).inserted_primary_key
+                if run_key is None:
+                    raise RuntimeError("the import run was inserted without a primary key")
+                run_id = run_key[0]
                 conn.execute(insert(OBS), [
                     {**r, "import_id": run_id, "observed_at": at, "source": "bench", "source_version": f"day{day}",
                      "usd_per_hour": (r["usd_per_hour"] * day_factor(day, i)).quantize(_CENT)}
@@ -68,14 +90,15 @@ def observation_count(engine: Engine) -> int:
         return int(conn.execute(select(func.count()).select_from(OBS)).scalar_one())
 
 
-def time_digest(engine: Engine, snapshot: Any, *, repeat: int = 3) -> dict[str, Any]:
+def time_digest(engine: Engine, snapshot: Snapshot, *, repeat: int = 3) -> DigestTiming:
     """compute_digest (24 h back from the newest import) + render_digest; best and median of `repeat`."""
     from bot.digest.card import render_digest
     from knowledge.history import compute_digest, list_imports
     from rules.market.changes import Thresholds
 
     newest = max(i.observed_at for i in list_imports(engine))
-    times, changes = [], 0
+    times: list[float] = []
+    changes = 0
     for _ in range(repeat):
         started = time.perf_counter()
         digest = compute_digest(engine, since=newest - timedelta(hours=24), thresholds=Thresholds(),

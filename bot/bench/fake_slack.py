@@ -7,7 +7,10 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.answer.actions import JsonValue
 
 TEAM_ID = "T0BENCH"
 BOT_USER_ID = "U0BENCHBOT"
@@ -40,7 +43,7 @@ class FakeSlack:
     def response_url(self, name: str) -> str:
         return f"{self.url}/response/{name}"
 
-    def record(self, path: str) -> dict[str, Any]:
+    def record(self, path: str) -> dict[str, JsonValue]:
         at = time.perf_counter()
         with self._lock:
             if path.startswith("/response/"):
@@ -74,13 +77,13 @@ class FakeSlack:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def log_message(self, *args: Any) -> None:
+            def log_message(self, *args: object) -> None:
                 pass
 
         return Handler
 
 
-def _success(method: str, n: int) -> dict[str, Any]:
+def _success(method: str, n: int) -> dict[str, JsonValue]:
     ts = f"{int(time.time())}.{n:06d}"
     if method == "auth.test":
         return {"ok": True, "team_id": TEAM_ID, "user_id": BOT_USER_ID, "bot_id": "B0BENCH"}

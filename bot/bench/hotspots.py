@@ -6,7 +6,8 @@ import cProfile
 import pstats
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+from bot.bench.result import ProfileRow
 
 _ROOT = str(Path(__file__).resolve().parents[2])
 
@@ -16,7 +17,7 @@ def _where(filename: str, line: int, name: str) -> str:
     return f"{short}:{line}({name})"
 
 
-def _rows(work: Callable[[], Any]) -> list[dict[str, Any]]:
+def _rows(work: Callable[[], object]) -> list[ProfileRow]:
     """Run `work` under cProfile: one row per function with calls, own and cumulative milliseconds."""
     profiler = cProfile.Profile()
     profiler.enable()
@@ -26,19 +27,19 @@ def _rows(work: Callable[[], Any]) -> list[dict[str, Any]]:
         profiler.disable()
     stats = pstats.Stats(profiler)
     return [
-        {"where": _where(filename, line, name), "calls": calls,
-         "own_ms": round(own_s * 1000, 1), "cumulative_ms": round(cumulative_s * 1000, 1)}
-        for (filename, line, name), (_, calls, own_s, cumulative_s, _) in stats.stats.items()  # type: ignore[attr-defined]
+        ProfileRow(where=_where(filename, line, name), calls=calls,
+                   own_ms=round(own_s * 1000, 1), cumulative_ms=round(cumulative_s * 1000, 1))
+        for (filename, line, name), (_, calls, own_s, cumulative_s, _) in stats.stats.items()  # type: ignore[attr-defined]  # typeshed omits Stats.stats, the table pstats prints from
     ]
 
 
-def profile(work: Callable[[], Any], *, top: int = 12) -> list[dict[str, Any]]:
+def profile(work: Callable[[], object], *, top: int = 12) -> list[ProfileRow]:
     """The `top` functions by own time, with cumulative time and calls."""
     return sorted(_rows(work), key=lambda r: r["own_ms"], reverse=True)[:top]
 
 
-def cumulative(work: Callable[[], Any], *, prefix: tuple[str, ...] = ("bot/", "rules/", "knowledge/"),
-               top: int = 12) -> list[dict[str, Any]]:
+def cumulative(work: Callable[[], object], *, prefix: tuple[str, ...] = ("bot/", "rules/", "knowledge/"),
+               top: int = 12) -> list[ProfileRow]:
     """Like `profile`, ranked by cumulative time and limited to the project's own functions."""
     own = [r for r in _rows(work)
            if r["where"].startswith(prefix) and not r["where"].startswith(("bot/bench/", "bot/cli/bench.py"))]

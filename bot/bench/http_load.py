@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO
 from urllib.parse import urlencode
 
 from slack_sdk.signature import SignatureVerifier
@@ -26,6 +26,7 @@ from slack_sdk.signature import SignatureVerifier
 from bot.bench.answers import percentile
 from bot.bench.fake_slack import TEAM_ID, FakeSlack
 from bot.bench.machine import peak_rss_mb
+from bot.bench.result import HttpRun, LevelResult
 
 log = logging.getLogger(__name__)
 SIGNING_SECRET = "bench-signing-secret-not-a-real-one"
@@ -59,8 +60,11 @@ def free_port() -> int:
 
 def signed(body: str, *, secret: str = SIGNING_SECRET, timestamp: int | None = None) -> dict[str, str]:
     stamp = str(int(time.time()) if timestamp is None else timestamp)
+    signature = SignatureVerifier(secret).generate_signature(timestamp=stamp, body=body)
+    if signature is None:  # only when timestamp or body is None
+        raise ValueError("cannot sign a request without a timestamp and a body")
     return {"X-Slack-Request-Timestamp": stamp, "Content-Type": "application/x-www-form-urlencoded",
-            "X-Slack-Signature": SignatureVerifier(secret).generate_signature(timestamp=stamp, body=body)}
+            "X-Slack-Signature": signature}
 
 
 def command_body(text: str, *, user: str, response_url: str) -> str:
@@ -98,7 +102,7 @@ class Served:
     port: int
     process: subprocess.Popen[bytes]
     start_s: float
-    errors: Any = None  # the server's stderr (a temporary file)
+    errors: IO[bytes] | None = None  # the server's stderr (a temporary file)
 
     def log_tail(self, chars: int = 3000) -> str:
         if self.errors is None:
@@ -171,7 +175,7 @@ def serving(database_url: str, slack_url: str, *, workers: int = 2, threads: int
         errors.close()
 
 
-def run_level(served: Served, slack: FakeSlack, level: Level, texts: Sequence[str], tag: str) -> dict[str, Any]:
+def run_level(served: Served, slack: FakeSlack, level: Level, texts: Sequence[str], tag: str) -> LevelResult:
     """`level.requests` signed commands from `level.clients` threads, stopped at `level.limit_s`."""
     deadline = time.perf_counter() + level.limit_s
     acks: list[float] = []
@@ -210,11 +214,9 @@ def run_level(served: Served, slack: FakeSlack, level: Level, texts: Sequence[st
             "card_p50_ms": round(percentile(cards, 50), 1), "card_p99_ms": round(percentile(cards, 99), 1)}
 
 
-def measure_http(database_url: str, texts: Sequence[str], levels: Sequence[Level] = LEVELS) -> dict[str, Any]:
+def measure_http(database_url: str, texts: Sequence[str], levels: Sequence[Level] = LEVELS) -> HttpRun:
     """Start the server, warm both workers, then each concurrency level; start time and worker RSS too."""
     with FakeSlack() as slack, serving(database_url, slack.url) as served:
         run_level(served, slack, Level(4, 40, 30.0), texts, "warm")
-        out: dict[str, Any] = {f"c{lv.clients}": run_level(served, slack, lv, texts, f"c{lv.clients}") for lv in levels}
-        out["server_start_s"] = served.start_s
-        out["server_rss_mb"] = served.peak_rss_mb()
-    return out
+        levels_run = {f"c{lv.clients}": run_level(served, slack, lv, texts, f"c{lv.clients}") for lv in levels}
+        return HttpRun(levels=levels_run, server_start_s=served.start_s, server_rss_mb=served.peak_rss_mb())

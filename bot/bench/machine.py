@@ -6,7 +6,8 @@ import os
 import platform
 import resource
 from pathlib import Path
-from typing import Any
+
+from bot.bench.result import MachineInfo
 
 
 def _cpu_model() -> str:
@@ -29,7 +30,7 @@ def _ram_gb() -> float | None:
     return None
 
 
-def describe() -> dict[str, Any]:
+def describe() -> MachineInfo:
     """What the figures depend on; the load average says how busy the machine was while measuring."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return {

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 from decimal import Decimal
-from typing import Any
 
 from knowledge.snapshot import Snapshot, build_snapshot
 from rules.types import Offer
@@ -48,5 +47,5 @@ def scaled_offers(snapshot: Snapshot, total: int) -> list[Offer]:
 
 def scaled_snapshot(snapshot: Snapshot, total: int) -> Snapshot:
     """The same catalog and indexes with `total` offers, sorted as build_snapshot sorts them."""
-    built: Any = build_snapshot(gpus=snapshot.gpus.values(), offers=scaled_offers(snapshot, total))
+    built = build_snapshot(gpus=snapshot.gpus.values(), offers=scaled_offers(snapshot, total))
     return replace(snapshot, offers_by_gpu=built.offers_by_gpu)

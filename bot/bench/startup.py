@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import subprocess
 import time
-from typing import Any
 
 from bot.bench.http_load import gpu_advisor_command
+from bot.bench.result import AskTiming, ImportTime, StartProfileRow
 
 QUESTION = "fine-tune a 13B model with QLoRA on a budget"
 LIMIT_S = 60.0
 
 
-def time_ask(database_url: str, *, runs: int = 3, question: str = QUESTION) -> dict[str, Any]:
+def time_ask(database_url: str, *, runs: int = 3, question: str = QUESTION) -> AskTiming:
     """Wall time of `gpu-advisor ask` (exec, imports, snapshot, answer, exit); median of `runs` after one warm-up.
 
     The warm-up fills the OS file cache and `__pycache__`, as on a server that has run before.
@@ -33,11 +34,11 @@ def time_ask(database_url: str, *, runs: int = 3, question: str = QUESTION) -> d
         if attempt:
             times.append(elapsed)
     times.sort()
-    return {"median_s": round(times[len(times) // 2], 3), "best_s": round(times[0], 3), "runs": runs,
-            "peak_rss_mb": round(peak_kb / 1024, 1)}
+    return AskTiming(median_s=round(times[len(times) // 2], 3), best_s=round(times[0], 3), runs=runs,
+                     peak_rss_mb=round(peak_kb / 1024, 1))
 
 
-def import_profile(database_url: str) -> list[dict[str, Any]]:
+def import_profile(database_url: str) -> list[ImportTime]:
     """The slowest imports of `gpu-advisor ask` (python -X importtime), cumulative ms, top 10."""
     env = {**os.environ, "DATABASE_URL": database_url, "LOG_LEVEL": "WARNING"}
     code = "import sys; from bot.cli import main; sys.exit(main())"
@@ -45,15 +46,15 @@ def import_profile(database_url: str) -> list[dict[str, Any]]:
 
     done = subprocess.run([sys.executable, "-X", "importtime", "-c", code, "ask", QUESTION, "--json"],
                           env=env, capture_output=True, timeout=LIMIT_S, check=False)
-    rows = []
+    rows: list[ImportTime] = []
     for line in done.stderr.decode(errors="replace").splitlines():
         if not line.startswith("import time:") or "|" not in line:
             continue
         _, cumulative_us, name = line.removeprefix("import time:").split("|", 2)
         if cumulative_us.strip().isdigit():
             depth = len(name) - len(name.lstrip()) - 1  # one space after the bar, two more per level
-            rows.append({"module": name.strip(), "depth": depth // 2,
-                         "cumulative_ms": round(int(cumulative_us) / 1000, 1)})
+            rows.append(ImportTime(module=name.strip(), depth=depth // 2,
+                                   cumulative_ms=round(int(cumulative_us) / 1000, 1)))
     return sorted(rows, key=lambda r: r["cumulative_ms"], reverse=True)[:12]
 
 
@@ -75,13 +76,13 @@ print(json.dumps(rows[:15]))
 """
 
 
-def start_profile(database_url: str) -> list[dict[str, Any]]:
+def start_profile(database_url: str) -> list[StartProfileRow]:
     """cProfile of one `gpu-advisor ask` in a fresh interpreter: the project's functions by cumulative ms."""
-    import json
     import sys
 
     env = {**os.environ, "DATABASE_URL": database_url, "LOG_LEVEL": "WARNING"}
     done = subprocess.run([sys.executable, "-c", _PROFILE_CODE, QUESTION], env=env, capture_output=True,
                           timeout=LIMIT_S, check=False)
     lines = done.stdout.decode(errors="replace").strip().splitlines()
-    return list(json.loads(lines[-1])) if done.returncode == 0 and lines else []
+    rows: list[StartProfileRow] = json.loads(lines[-1]) if done.returncode == 0 and lines else []  # _PROFILE_CODE's rows
+    return rows

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import json
+import argparse
 import sys
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 if TYPE_CHECKING:
     from bot.answer.reply import Reply
+    from bot.cli.context import Subparsers
     from knowledge.snapshot import Snapshot
 
 BLOCK_KIT_BUILDER = "https://app.slack.com/block-kit-builder/#"
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser("ask", help="ask a question as you would in Slack; prints the answer card")
     p.add_argument("text", help="the question, or - to read one question per line (JSON Lines out)")
     p.add_argument("--lang", default=None, help="answer in this language (en, zh-Hans, ko, ja, es, de, fr, vi)")
@@ -25,13 +28,13 @@ def register(subparsers: Any) -> None:
     p.set_defaults(handler=cmd_ask)
 
 
-def preview_url(blocks: Any) -> str:
+def preview_url(blocks: Iterable[Mapping[str, object]]) -> str:
     """A Block Kit Builder link showing `blocks` (the builder reads a URL-encoded {"blocks": [...]})."""
     payload = json.dumps({"blocks": list(blocks)}, ensure_ascii=False, separators=(",", ":"))
     return BLOCK_KIT_BUILDER + quote(payload, safe="")
 
 
-def answer_json(reply: Reply, snapshot: Snapshot) -> dict[str, Any]:
+def answer_json(reply: Reply, snapshot: Snapshot) -> dict[str, object]:
     """`parsed` (the `parse --json` object) and `result` (the `estimate --json` object, advice only; else null)."""
     from bot.parse.ask import ask_to_dict
     from rules.serialize import verdict_to_json
@@ -42,7 +45,7 @@ def answer_json(reply: Reply, snapshot: Snapshot) -> dict[str, Any]:
     }
 
 
-def cmd_ask(args: Any) -> int:
+def cmd_ask(args: argparse.Namespace) -> int:
     from bot.answer.pipeline import answer
     from bot.cli.context import open_context, queries
 
@@ -51,7 +54,7 @@ def cmd_ask(args: Any) -> int:
     for text in queries(args.text):
         reply = answer(text, snapshot=snapshot, lang=args.lang, now=datetime.now(UTC))
         if args.json or lines:
-            out: dict[str, Any] = {**reply.message(), **answer_json(reply, snapshot)}
+            out: dict[str, object] = {**reply.message(), **answer_json(reply, snapshot)}
             if lines:
                 out = {"question": text, "language": reply.language, "kind": reply.kind, **out}
             if args.preview_url:

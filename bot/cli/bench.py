@@ -9,13 +9,18 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.bench.result import BenchProfiles, BenchResult
+    from bot.cli.context import Subparsers
+    from knowledge.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 PARTS = ("answers", "http", "digest", "start")
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser("bench", help="benchmark answers, HTTP, digest, start-up and memory against budgets")
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
     p.add_argument("--only", default=",".join(PARTS), help=f"comma-separated parts (default: {','.join(PARTS)})")
@@ -33,13 +38,13 @@ def _parts(text: str) -> tuple[str, ...]:
     return wanted
 
 
-def run_bench(parts: tuple[str, ...], workdir: Path, *, profile: bool = True) -> dict[str, Any]:
+def run_bench(parts: tuple[str, ...], workdir: Path, *, profile: bool = True) -> BenchResult:
     """Every requested measurement on a fresh SQLite database in `workdir`; the result dict."""
     from bot.bench import budgets, machine
     from knowledge.setup import prepare_database
     from knowledge.snapshot import load_snapshot
 
-    result: dict[str, Any] = {"machine": machine.describe()}
+    result: BenchResult = {"machine": machine.describe()}
     db = workdir / "bench.db"
     started = time.perf_counter()
     engine = prepare_database(f"sqlite:///{db}")
@@ -64,7 +69,7 @@ def run_bench(parts: tuple[str, ...], workdir: Path, *, profile: bool = True) ->
     return result
 
 
-def _start(result: dict[str, Any], url: str, rss: list[float]) -> None:
+def _start(result: BenchResult, url: str, rss: list[float]) -> None:
     from bot.bench.startup import time_ask
 
     ask = time_ask(url)
@@ -73,27 +78,27 @@ def _start(result: dict[str, Any], url: str, rss: list[float]) -> None:
     rss.append(ask["peak_rss_mb"])
 
 
-def _answers(result: dict[str, Any], base: Any) -> None:
+def _answers(result: BenchResult, base: Snapshot) -> None:
     from bot.bench.answers import load_corpus, time_answers
     from bot.bench.offers import scaled_snapshot
 
     corpus = load_corpus()
-    for key, offers in (("answer_ms", 10_000), ("answer_ms_100k", 100_000)):
-        result[key] = time_answers(scaled_snapshot(base, offers), corpus)
+    result["answer_ms"] = time_answers(scaled_snapshot(base, 10_000), corpus)
+    result["answer_ms_100k"] = time_answers(scaled_snapshot(base, 100_000), corpus)
     result["corpus"] = {"requests": len(corpus), "languages": sorted({r.lang for r in corpus})}
 
 
-def _http(result: dict[str, Any], url: str, rss: list[float]) -> None:
+def _http(result: BenchResult, url: str, rss: list[float]) -> None:
     from bot.bench.answers import load_corpus
     from bot.bench.http_load import measure_http
 
     http = measure_http(url, [r.text for r in load_corpus()])
-    result["start_http_s"] = http.pop("server_start_s")
-    rss.append(http.pop("server_rss_mb"))
-    result["http"] = http
+    result["start_http_s"] = http["server_start_s"]
+    rss.append(http["server_rss_mb"])
+    result["http"] = http["levels"]
 
 
-def _digest(result: dict[str, Any], db: Path, digest_db: Path, base: Any) -> None:
+def _digest(result: BenchResult, db: Path, digest_db: Path, base: Snapshot) -> None:
     from bot.bench.digest_load import fill, time_digest
     from knowledge.db import make_engine
 
@@ -108,14 +113,14 @@ def _digest(result: dict[str, Any], db: Path, digest_db: Path, base: Any) -> Non
     result["digest_detail"] = detail
 
 
-def _profiles(result: dict[str, Any], url: str, base: Any) -> dict[str, Any]:
+def _profiles(result: BenchResult, url: str, base: Snapshot) -> BenchProfiles:
     """cProfile / import-time hot spots for each missed budget (reported, not fixed here)."""
     from bot.bench import hotspots, startup
     from bot.bench.answers import NOW, load_corpus, slowest
     from bot.bench.offers import scaled_snapshot
 
-    missed = {row["budget"] for row in result["budgets"] if row["verdict"] == "miss"}
-    out: dict[str, Any] = {}
+    missed = {row["budget"] for row in result.get("budgets", []) if row["verdict"] == "miss"}
+    out: BenchProfiles = {}
     if missed & {"answer_10k", "answer_100k"}:
         from bot.answer.pipeline import answer
 

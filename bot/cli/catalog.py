@@ -7,10 +7,15 @@ from dataclasses import fields
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.cli.context import CliError, open_context, run_each, to_json
 from rules.types import GpuSpec
+
+if TYPE_CHECKING:
+    from bot.cli.context import Subparsers
+    from knowledge.prices import ImportReport
+    from knowledge.snapshot import Snapshot
 
 # `specs --json` gives every catalog field, in GpuSpec order (README "Catalog and prices" lists them).
 SPEC_FIELDS = tuple(f.name for f in fields(GpuSpec))
@@ -23,7 +28,7 @@ COMPARE_ROWS = (
 )
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser("resolve", help="resolve a GPU name as people or clouds write it")
     p.add_argument("name", help="a GPU name, or - to read one per line")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -55,11 +60,11 @@ def register(subparsers: Any) -> None:
     p.set_defaults(handler=cmd_prices_import)
 
 
-def gpu_ref(snapshot: Any, gpu_id: str) -> dict[str, str]:
+def gpu_ref(snapshot: Snapshot, gpu_id: str) -> dict[str, str]:
     return {"id": gpu_id, "name": snapshot.gpus[gpu_id].name}
 
 
-def resolve_json(snapshot: Any, name: str) -> dict[str, Any]:
+def resolve_json(snapshot: Snapshot, name: str) -> dict[str, Any]:
     match = snapshot.gpu_index.resolve(name)
     return {
         "query": name,
@@ -71,7 +76,7 @@ def resolve_json(snapshot: Any, name: str) -> dict[str, Any]:
     }
 
 
-def specs_json(snapshot: Any, name: str) -> dict[str, Any]:
+def specs_json(snapshot: Snapshot, name: str) -> dict[str, Any]:
     out = resolve_json(snapshot, name)
     if out["gpu"] is not None:
         spec = snapshot.gpus[out["gpu"]["id"]]
@@ -81,7 +86,7 @@ def specs_json(snapshot: Any, name: str) -> dict[str, Any]:
     return out
 
 
-def _json_value(value: Any) -> Any:
+def _json_value(value: object) -> object:
     """Money as a number (USD), dates as ISO-8601 text; everything else as it is."""
     if isinstance(value, Decimal):
         return float(value)
@@ -90,7 +95,7 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-def market_json(snapshot: Any, gpu_id: str) -> dict[str, Any]:
+def market_json(snapshot: Snapshot, gpu_id: str) -> dict[str, Any]:
     offers = snapshot.offers_by_gpu.get(gpu_id, ())
     on_demand = [o.usd_per_gpu_hour for o in offers if o.tier == "on-demand"]
     cheapest: Decimal | None = min(on_demand) if on_demand else None
@@ -107,7 +112,7 @@ def _describe_miss(r: dict[str, Any]) -> str:
     return f"{r['query']!r} {word}{hint}"
 
 
-def compare_json(snapshot: Any, names: list[str]) -> dict[str, Any]:
+def compare_json(snapshot: Snapshot, names: list[str]) -> dict[str, Any]:
     if not 2 <= len(names) <= 4:
         raise CliError("compare takes 2 to 4 GPU names")
     rows = [specs_json(snapshot, n) for n in names]
@@ -119,7 +124,7 @@ def compare_json(snapshot: Any, names: list[str]) -> dict[str, Any]:
     return {"gpus": rows}
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: object) -> str:
     if value is None:
         return "—"
     if isinstance(value, float):
@@ -137,7 +142,10 @@ def _table_cell(row: dict[str, Any], key: str) -> str:
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
 
@@ -216,7 +224,7 @@ def cmd_db_upgrade(args: argparse.Namespace) -> int:
     return 0
 
 
-def _import_json(r: Any) -> dict[str, Any]:
+def _import_json(r: ImportReport) -> dict[str, Any]:
     return {
         "file": r.file_name, "provider": r.provider_id, "rows_read": r.rows_read,
         "offers": r.offers_written, "observations": r.observations,

@@ -7,14 +7,22 @@ import logging
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO, TypeAlias, TypeVar
 
 from bot.settings import Settings, load_settings
 
 if TYPE_CHECKING:  # SQLAlchemy is imported on first database use, not to build the command line
+    import argparse
+
     from sqlalchemy import Engine
 
+    from knowledge.snapshot import Snapshot
+
+    # What add_subparsers returns (each module's `register` adds to it); subscriptable for type checkers only.
+    Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
+
 log = logging.getLogger(__name__)
+R = TypeVar("R")
 
 
 class CliError(Exception):
@@ -25,8 +33,8 @@ class CliError(Exception):
 class Context:
     settings: Settings
     _engine: Engine | None = None
-    _snapshot: Any = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    _snapshot: Snapshot | None = None
+    extra: dict[str, object] = field(default_factory=dict)
 
     @property
     def engine(self) -> Engine:
@@ -37,7 +45,7 @@ class Context:
             self._engine = prepare_database(self.settings.database_url)
         return self._engine
 
-    def snapshot(self) -> Any:
+    def snapshot(self) -> Snapshot:
         if self._snapshot is None:
             from knowledge.snapshot import load_snapshot
 
@@ -60,11 +68,11 @@ def queries(arg: str, stdin: TextIO | None = None) -> Iterator[str]:
             yield line
 
 
-def to_json(value: Any) -> str:
+def to_json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def run_each(arg: str, as_json: bool, answer: Callable[[str], Any], show: Callable[[Any], str]) -> int:
+def run_each(arg: str, as_json: bool, answer: Callable[[str], R], show: Callable[[R], str]) -> int:
     """Answer one query, or one per stdin line as JSON Lines; a failing line gets an `error` object."""
     status = 0
     batch = arg == "-"
@@ -74,7 +82,9 @@ def run_each(arg: str, as_json: bool, answer: Callable[[str], Any], show: Callab
         except CliError as exc:
             if not batch:
                 raise
-            result, status = {"query": query, "error": str(exc)}, 1
+            print(to_json({"query": query, "error": str(exc)}), flush=batch)
+            status = 1
+            continue
         if as_json or batch:
             print(to_json(result), flush=batch)
         else:

@@ -7,10 +7,23 @@ import json
 import sys
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    from bot.cli.context import Context, Subparsers
+    from bot.digest.scheduler import Scheduler
+    from bot.render.cards import SlackMessage
+    from bot.render.digest import ChangeJson
 
 
-def register(subparsers: Any) -> None:
+class DigestPreview(TypedDict):
+    """`digest preview --json`: the changes as data and the card as Slack would get it."""
+
+    changes: list[ChangeJson]
+    card: SlackMessage
+
+
+def register(subparsers: Subparsers) -> None:
     digest = subparsers.add_parser("digest", help="price-change digests").add_subparsers(dest="digest_command", metavar="ACTION")
     p = digest.add_parser("preview", help="the digest between the prices at --since and the latest")
     p.add_argument("--since", help="ISO-8601 time (default: 24 hours before the newest prices)")
@@ -57,7 +70,7 @@ def _decimal(text: str, flag: str) -> Decimal:
     return value
 
 
-def preview(ctx: Any, args: argparse.Namespace) -> dict[str, Any]:
+def preview(ctx: Context, args: argparse.Namespace) -> DigestPreview:
     """{changes, card} between the prices at --since and the latest."""
     from bot.cli.context import CliError
     from bot.digest.card import changes_json, render_digest
@@ -99,7 +112,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_scheduler(ctx: Any, *, dry_run: bool = False, lease_s: float = 300.0, timeout_s: int = 30) -> Any:
+def build_scheduler(ctx: Context, *, dry_run: bool = False, lease_s: float = 300.0, timeout_s: int = 30) -> Scheduler:
     """A Scheduler on the context's database, with the workspace tokens available (bot token or OAuth store)."""
     from bot.digest.scheduler import InstallationTokens, Scheduler, SchedulerConfig, StaticTokens, TokenSource
     from knowledge.snapshot import load_snapshot

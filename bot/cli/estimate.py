@@ -257,10 +257,11 @@ def _print_time_report(cases: list[Any], settings: dict[str, Any], models: dict[
     from knowledge.load import read_catalog
     from knowledge.rule_tables import load_rule_tables
     from knowledge.snapshot import gpu_spec
+    from knowledge.tables import GpuBase
     from rules.memory.calibration import throughput_cases
     from rules.speed.calibration import MAX_PLAUSIBLE_MFU, fit_mfu, time_error_summary, time_errors
 
-    gpus = {row.id: gpu_spec(row) for row in read_catalog()["gpus"]}  # type: ignore[arg-type]
+    gpus = {spec.id: spec for spec in (gpu_spec(row) for row in read_catalog()["gpus"] if isinstance(row, GpuBase))}
     rows = throughput_cases(cases, settings, models, gpus)
     errors = {e.case_id: e.error_pct for e in time_errors(rows, load_rule_tables().mfu)}
     print("Time model: published tokens/s vs FLOPs / (dense peak x MFU table); error = predicted hours")

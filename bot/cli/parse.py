@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bot.cli.context import Subparsers
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser("parse", help="show how a question is understood (intent, model, GPUs, budget ...)")
     p.add_argument("text", help="the question, or - to read one per line (JSON Lines out)")
     p.add_argument("--json", action="store_true", help="print JSON")

@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.cli.context import Subparsers
 
 
-def _prices_actions(subparsers: Any) -> Any:
+def _prices_actions(subparsers: Subparsers) -> Subparsers:
     """The `prices` group's sub-commands (the catalog module registers `prices import`); made if missing."""
     parser = subparsers.choices.get("prices")
     if parser is None:
@@ -20,7 +23,7 @@ def _prices_actions(subparsers: Any) -> Any:
     return parser.add_subparsers(dest="prices_command", metavar="ACTION")
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     p = _prices_actions(subparsers).add_parser(
         "refresh", help="fetch live prices through gpuhunt; a provider that fails keeps its last prices")
     p.add_argument("--provider", action="append", default=[],

@@ -5,11 +5,16 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.cli.context import Subparsers
+    from bot.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "serve", help="run the Slack app over HTTP (production) or Socket Mode (development)"
     )
@@ -46,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     )
 
 
-def run_http(settings, *, host: str, port: int, workers: int, threads: int, answer_workers: int) -> int:  # type: ignore[no-untyped-def]
+def run_http(settings: Settings, *, host: str, port: int, workers: int, threads: int, answer_workers: int) -> int:
     """Web processes only verify, enqueue and acknowledge; answers run in their worker processes."""
     from functools import partial
 
@@ -62,7 +67,7 @@ def run_http(settings, *, host: str, port: int, workers: int, threads: int, answ
     return 0
 
 
-def run_socket(settings) -> int:  # type: ignore[no-untyped-def]
+def run_socket(settings: Settings) -> int:
     from slack_bolt.adapter.socket_mode import SocketModeHandler
 
     from bot.settings import require_slack_socket
@@ -70,5 +75,5 @@ def run_socket(settings) -> int:  # type: ignore[no-untyped-def]
 
     require_slack_socket(settings)
     app = build_production_app(settings)
-    SocketModeHandler(app, app_token=settings.slack_app_token).start()  # type: ignore[no-untyped-call]
+    SocketModeHandler(app, app_token=settings.slack_app_token).start()  # type: ignore[no-untyped-call]  # slack_bolt leaves start() unannotated
     return 0

@@ -11,11 +11,12 @@ import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
 
+from bot.render.cards import BlockDict, SlackMessage
 from bot.render.digest import MAX_CHANGES as MAX_LINES
-from bot.render.digest import MAX_GPUS
+from bot.render.digest import MAX_GPUS, ChangeJson, ChangeView, DigestView, GpuView, OfferView
 from rules.market.changes import Change, DigestInput, GpuDigest, SeriesPrice
+from rules.types import GpuSpec, Provider
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,7 @@ def _money(v: Decimal | None) -> str | None:
     return None if v is None else f"{v.quantize(Decimal('0.0001')).normalize():f}"
 
 
-def change_json(c: Change, gpus: Mapping[str, Any]) -> dict[str, Any]:
+def change_json(c: Change, gpus: Mapping[str, GpuSpec]) -> ChangeJson:
     """One change exactly as `digest preview --json` promises it."""
     spec = gpus.get(c.key.gpu_id)
     return {
@@ -46,11 +47,11 @@ def change_json(c: Change, gpus: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def changes_json(digest: DigestInput, gpus: Mapping[str, Any]) -> list[dict[str, Any]]:
+def changes_json(digest: DigestInput, gpus: Mapping[str, GpuSpec]) -> list[ChangeJson]:
     return [change_json(c, gpus) for g in digest.gpus for c in g.changes]
 
 
-def _offer(p: SeriesPrice | None, providers: Mapping[str, Any]) -> dict[str, Any] | None:
+def _offer(p: SeriesPrice | None, providers: Mapping[str, Provider]) -> OfferView | None:
     if p is None:
         return None
     return {
@@ -62,18 +63,18 @@ def _offer(p: SeriesPrice | None, providers: Mapping[str, Any]) -> dict[str, Any
     }
 
 
-def _provider_name(provider_id: str, providers: Mapping[str, Any]) -> str:
+def _provider_name(provider_id: str, providers: Mapping[str, Provider]) -> str:
     prov = providers.get(provider_id)
     return str(prov.name) if prov is not None and getattr(prov, "name", None) else provider_id
 
 
-def card_change(c: Change, gpus: Mapping[str, Any], providers: Mapping[str, Any]) -> dict[str, Any]:
+def card_change(c: Change, gpus: Mapping[str, GpuSpec], providers: Mapping[str, Provider]) -> ChangeView:
     """A change as the card shows it: `provider` is the display name ("Lambda"), `provider_id` the id."""
     return {**change_json(c, gpus), "provider": _provider_name(c.key.provider_id, providers),
             "provider_id": c.key.provider_id}
 
 
-def gpu_view(g: GpuDigest, gpus: Mapping[str, Any], providers: Mapping[str, Any]) -> dict[str, Any]:
+def gpu_view(g: GpuDigest, gpus: Mapping[str, GpuSpec], providers: Mapping[str, Provider]) -> GpuView:
     spec = gpus.get(g.gpu_id)
     return {
         "id": g.gpu_id, "name": spec.name if spec is not None else g.gpu_id,
@@ -88,7 +89,7 @@ def gpu_view(g: GpuDigest, gpus: Mapping[str, Any], providers: Mapping[str, Any]
     }
 
 
-def digest_view(digest: DigestInput, *, gpus: Mapping[str, Any], providers: Mapping[str, Any]) -> dict[str, Any]:
+def digest_view(digest: DigestInput, *, gpus: Mapping[str, GpuSpec], providers: Mapping[str, Provider]) -> DigestView:
     """The digest card's view: plain JSON values, in catalog order."""
     return {
         "gpus": [gpu_view(g, gpus, providers) for g in digest.gpus],
@@ -106,8 +107,8 @@ def digest_view(digest: DigestInput, *, gpus: Mapping[str, Any], providers: Mapp
     }
 
 
-def render_digest(digest: DigestInput, *, gpus: Mapping[str, Any], providers: Mapping[str, Any], lang: str,
-                  now: datetime | None = None) -> dict[str, Any]:
+def render_digest(digest: DigestInput, *, gpus: Mapping[str, GpuSpec], providers: Mapping[str, Provider], lang: str,
+                  now: datetime | None = None) -> SlackMessage:
     """The Slack message (`text` + `blocks`) in the channel's language."""
     view = digest_view(digest, gpus=gpus, providers=providers)
     try:
@@ -119,7 +120,7 @@ def render_digest(digest: DigestInput, *, gpus: Mapping[str, Any], providers: Ma
     return builtin_card(view)
 
 
-def _change_line(c: Mapping[str, Any]) -> str:
+def _change_line(c: ChangeView) -> str:
     where = f"{c['provider']} {c['gpu_count']}× {c['tier']}"
     if c["kind"] == "new":
         return f"🆕 {where}: new at ${c['new_usd_per_hour']}/h"
@@ -129,10 +130,10 @@ def _change_line(c: Mapping[str, Any]) -> str:
     return f"{arrow} {where}: ${c['old_usd_per_hour']} → ${c['new_usd_per_hour']}/h ({c['change_pct']:+.1f}%)"
 
 
-def builtin_card(view: Mapping[str, Any]) -> dict[str, Any]:
+def builtin_card(view: DigestView) -> SlackMessage:
     """A plain English Block Kit card with every digest fact (escaping: only our own values appear)."""
     shown = view["gpus"][:MAX_GPUS]
-    blocks: list[dict[str, Any]] = [{"type": "header", "text": {"type": "plain_text", "text": "GPU price digest"}}]
+    blocks: list[BlockDict] = [{"type": "header", "text": {"type": "plain_text", "text": "GPU price digest"}}]
     for g in shown:
         lines = [_change_line(c) for c in g["changes"][:MAX_LINES]]
         if len(g["changes"]) > MAX_LINES:

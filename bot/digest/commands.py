@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import Engine
@@ -21,6 +21,10 @@ from bot.digest import texts
 from bot.digest.texts import canonical, split_words
 from knowledge import digest_store as store
 from knowledge.digest_store import SubscriptionSettings
+from knowledge.digest_tables import DigestSubscription, PriceAlert
+
+if TYPE_CHECKING:
+    from knowledge.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -36,15 +40,80 @@ OPS = {"<": "<", "<=": "<", "below": "<", "under": "<", "less": "<", ">": ">", "
 OFF_WORDS = ("off", "stop", "unsubscribe", "cancel")
 
 
+TextParam = str | int  # a value a text's `{placeholder}` shows
+
+
+class TextParams(TypedDict, total=False):
+    """The values of a command answer's text (`digest.*` / `alert.*` in bot/digest/locales), by placeholder."""
+
+    cadence: str
+    time: str
+    timezone: str
+    gpus: str
+    pct: str
+    usd: str
+    channel_id: str
+    lines: str
+    problem: str
+    help: str
+    id: int
+    gpu: str
+    op: str
+    now: str
+    note: str
+
+
+class SubscriptionInfo(TypedDict):
+    """A channel's digest as plain values (App Home, `digest list`, JSON); `when`, `gpu_names` in a language."""
+
+    id: int
+    channel_id: str
+    cadence: str
+    time: str  # "09:00", or "mon 09:00" for a weekly digest
+    timezone: str
+    when: str
+    threshold_pct: str
+    threshold_usd: str
+    gpus: list[str]
+    gpu_names: str
+    language: str
+    status: str
+    last_error: str | None
+    last_period: str | None
+
+
+class AlertInfo(TypedDict):
+    """A personal price alert as plain values (App Home, `alert list`, JSON)."""
+
+    id: int
+    gpu: str
+    gpu_name: str
+    op: str
+    usd_per_gpu_hour: str
+    armed: bool
+    active: bool
+    last_fired_at: str | None
+    last_error: str | None
+
+
+class CommandData(TypedDict, total=False):
+    """The language-neutral data of an answer: what was subscribed or added, or the listed ones."""
+
+    subscription: SubscriptionInfo
+    subscriptions: list[SubscriptionInfo]
+    alert: AlertInfo
+    alerts: list[AlertInfo]
+
+
 @dataclass(frozen=True, slots=True)
 class CommandResult:
     """What the listener shows (ephemeral): a stable code, its values, and the text in the asked language."""
 
     ok: bool
     code: str
-    params: Mapping[str, Any]
+    params: TextParams
     text: str
-    data: Mapping[str, Any] = field(default_factory=dict)
+    data: CommandData = field(default_factory=lambda: CommandData())
 
 
 class CommandProblem(ValueError):
@@ -53,7 +122,7 @@ class CommandProblem(ValueError):
     `str(problem)` is the English text (the CLI prints it); `problem.text(lang)` is the localized one.
     """
 
-    def __init__(self, code: str, **params: Any) -> None:
+    def __init__(self, code: str, **params: TextParam) -> None:
         self.code, self.params = code, params
         super().__init__(texts.text("en", code, **params))
 
@@ -61,7 +130,7 @@ class CommandProblem(ValueError):
         return texts.text(lang, self.code, **self.params)
 
 
-def message(code: str, lang: str, **params: Any) -> str:
+def message(code: str, lang: str, **params: TextParam) -> str:
     """The text of `code` in the language (bot/digest/locales/<lang>.json)."""
     return texts.text(lang, code, **params)
 
@@ -78,7 +147,7 @@ def parse_time(token: str) -> tuple[int, int] | None:
     return (hour, minute) if hour < 24 and minute < 60 else None
 
 
-def resolve_gpus(snapshot: Any, names: Sequence[str]) -> tuple[str, ...]:
+def resolve_gpus(snapshot: Snapshot, names: Sequence[str]) -> tuple[str, ...]:
     """GPU names → catalog ids; an ambiguous name ("a100") means all its candidates."""
     out: list[str] = []
     for name in names:
@@ -109,7 +178,7 @@ class _Draft:
     report_empty: bool = False
 
 
-def parse_subscription(words: Sequence[str], *, snapshot: Any, tz: str, lang: str) -> SubscriptionSettings:
+def parse_subscription(words: Sequence[str], *, snapshot: Snapshot, tz: str, lang: str) -> SubscriptionSettings:
     """`daily|weekly [mon] [09:00] [threshold 5% $0.10] [gpus a,b] [tz Zone] [lang de] [empty]` → settings."""
     d = _Draft(cadence=canonical(words[0]))
     i = 1
@@ -178,16 +247,16 @@ def _parse_threshold(d: _Draft, words: Sequence[str], i: int) -> int:
     return i
 
 
-def _gpu_names(snapshot: Any, ids: Sequence[str]) -> str:
+def _gpu_names(snapshot: Snapshot, ids: Sequence[str]) -> str:
     return ", ".join(snapshot.gpus[g].name if g in snapshot.gpus else g for g in ids)
 
 
-def describe_subscription(sub: Any, snapshot: Any, lang: str = "en") -> dict[str, Any]:
+def describe_subscription(sub: DigestSubscription, snapshot: Snapshot, lang: str = "en") -> SubscriptionInfo:
     """A subscription as plain values (App Home, `digest list`, JSON); `gpu_names` and `when` in `lang`."""
     gpus = [g for g in sub.gpu_filter.split(",") if g]
     when = f"{WEEKDAYS[sub.weekday]} " if sub.cadence == "weekly" else ""
     return {
-        "id": sub.id, "channel_id": sub.channel_id, "cadence": sub.cadence,
+        "id": store.stored_id(sub), "channel_id": sub.channel_id, "cadence": sub.cadence,
         "time": f"{when}{sub.local_hour:02d}:{sub.local_minute:02d}", "timezone": sub.timezone,
         "when": local_time(sub, lang),
         "threshold_pct": str(sub.threshold_pct.normalize()), "threshold_usd": f"{sub.threshold_usd:.2f}",
@@ -197,7 +266,7 @@ def describe_subscription(sub: Any, snapshot: Any, lang: str = "en") -> dict[str
     }
 
 
-def local_time(sub: Any, lang: str) -> str:
+def local_time(sub: DigestSubscription, lang: str) -> str:
     """"09:00", or with the weekday for a weekly digest ("09:00 on Monday", "월요일 09:00")."""
     clock = f"{sub.local_hour:02d}:{sub.local_minute:02d}"
     if sub.cadence != "weekly":
@@ -205,7 +274,7 @@ def local_time(sub: Any, lang: str) -> str:
     return message("time.weekly", lang, time=clock, weekday=message(f"weekday.{sub.weekday}", lang))
 
 
-def subscription_line(info: Mapping[str, Any], lang: str) -> str:
+def subscription_line(info: SubscriptionInfo, lang: str) -> str:
     """One subscription for a list (`digest list`, App Home), with its delivery problem if any."""
     line = message("digest.list.line", lang, channel=info["channel_id"], cadence=message(f"cadence.{info['cadence']}", lang),
                    time=info["when"], timezone=info["timezone"], pct=info["threshold_pct"], usd=info["threshold_usd"],
@@ -214,7 +283,7 @@ def subscription_line(info: Mapping[str, Any], lang: str) -> str:
 
 
 def handle_digest_command(
-    text: str, *, engine: Engine, snapshot: Any, team_id: str, channel_id: str, user_id: str, lang: str,
+    text: str, *, engine: Engine, snapshot: Snapshot, team_id: str, channel_id: str, user_id: str, lang: str,
     tz: str = "UTC", now: datetime | None = None,
 ) -> CommandResult:
     """`/gpu digest …` in one channel of one workspace. Bad text gets a clear answer, never an exception."""
@@ -237,17 +306,17 @@ def handle_digest_command(
         return _digest_error(exc, lang)
     sub = store.upsert_subscription(engine, team_id=team_id, channel_id=channel_id, settings=settings, user_id=user_id, now=now)
     info = describe_subscription(sub, snapshot, lang)
-    params = {"cadence": message(f"cadence.{settings.cadence}", lang), "time": info["when"], "timezone": settings.timezone,
-              "gpus": info["gpu_names"], "pct": info["threshold_pct"], "usd": info["threshold_usd"]}
+    params = TextParams(cadence=message(f"cadence.{settings.cadence}", lang), time=info["when"], timezone=settings.timezone,
+                        gpus=info["gpu_names"], pct=info["threshold_pct"], usd=info["threshold_usd"])
     return CommandResult(True, "digest.subscribed", params, message("digest.subscribed", lang, **params), {"subscription": info})
 
 
 def _digest_error(problem: CommandProblem, lang: str) -> CommandResult:
-    params = {"problem": problem.text(lang), "help": message("digest.help", lang)}
+    params = TextParams(problem=problem.text(lang), help=message("digest.help", lang))
     return CommandResult(False, "digest.error", params, message("digest.error", lang, **params))
 
 
-def _digest_list(engine: Engine, snapshot: Any, team_id: str, channel_id: str, lang: str) -> CommandResult:
+def _digest_list(engine: Engine, snapshot: Snapshot, team_id: str, channel_id: str, lang: str) -> CommandResult:
     subs = [describe_subscription(s, snapshot, lang)
             for s in store.list_subscriptions(engine, team_id=team_id, include_paused=True)]
     subs.sort(key=lambda s: (s["channel_id"] != channel_id, s["channel_id"]))
@@ -257,12 +326,12 @@ def _digest_list(engine: Engine, snapshot: Any, team_id: str, channel_id: str, l
     return CommandResult(True, "digest.list", {"lines": lines}, message("digest.list", lang, lines=lines), {"subscriptions": subs})
 
 
-def cheapest_usd_per_gpu_hour(snapshot: Any, gpu_id: str, tier: str = "on-demand") -> Decimal | None:
+def cheapest_usd_per_gpu_hour(snapshot: Snapshot, gpu_id: str, tier: str = "on-demand") -> Decimal | None:
     offers = [o for o in snapshot.offers_by_gpu.get(gpu_id, ()) if o.tier == tier]
     return min((o.usd_per_gpu_hour for o in offers), default=None)
 
 
-def parse_alert(words: Sequence[str], snapshot: Any) -> tuple[str, str, Decimal, tuple[str, ...]]:
+def parse_alert(words: Sequence[str], snapshot: Snapshot) -> tuple[str, str, Decimal, tuple[str, ...]]:
     """`h100 < 2`, `h100 below $2/hr`, `a100-80gb under 1.5` → (gpu id, op, $/GPU-hour, other candidates)."""
     joined = " ".join(words)
     m = re.match(r"^(.*?)\s*(<=|>=|<|>|\bbelow\b|\bunder\b|\bless than\b|\babove\b|\bover\b)\s*(\S+)\s*$", joined, re.IGNORECASE)
@@ -281,13 +350,13 @@ def parse_alert(words: Sequence[str], snapshot: Any) -> tuple[str, str, Decimal,
     return gpu_ids[0], op, usd, gpu_ids[1:]
 
 
-def describe_alert(alert: Any, snapshot: Any) -> dict[str, Any]:
-    return {"id": alert.id, "gpu": alert.gpu_id, "gpu_name": _gpu_names(snapshot, [alert.gpu_id]), "op": alert.op,
+def describe_alert(alert: PriceAlert, snapshot: Snapshot) -> AlertInfo:
+    return {"id": store.stored_id(alert), "gpu": alert.gpu_id, "gpu_name": _gpu_names(snapshot, [alert.gpu_id]), "op": alert.op,
             "usd_per_gpu_hour": f"{alert.usd_per_gpu_hour:.2f}", "armed": alert.armed, "active": alert.active,
             "last_fired_at": alert.last_fired_at.isoformat() if alert.last_fired_at else None, "last_error": alert.last_error}
 
 
-def alert_line(info: Mapping[str, Any], lang: str) -> str:
+def alert_line(info: AlertInfo, lang: str) -> str:
     """One alert for a list (`alert list`, App Home), with its delivery problem if any."""
     line = message("alert.list.line", lang, id=info["id"], gpu=info["gpu_name"], op=info["op"], usd=info["usd_per_gpu_hour"])
     line += "" if info["armed"] else message("alert.list.fired", lang)
@@ -295,7 +364,7 @@ def alert_line(info: Mapping[str, Any], lang: str) -> str:
 
 
 def handle_alert_command(
-    text: str, *, engine: Engine, snapshot: Any, team_id: str, user_id: str, lang: str,
+    text: str, *, engine: Engine, snapshot: Snapshot, team_id: str, user_id: str, lang: str,
     channel_id: str | None = None, now: datetime | None = None,
 ) -> CommandResult:
     """`/gpu alert h100 < 2`, `alert list`, `alert off ID` for one user of one workspace."""
@@ -325,20 +394,20 @@ def handle_alert_command(
     current = cheapest_usd_per_gpu_hour(snapshot, gpu_id)
     gpu = _gpu_names(snapshot, [gpu_id])
     note = message("alert.added.note", lang, gpu=gpu, others=_gpu_names(snapshot, others)) if others else ""
-    params = {"id": alert.id, "gpu": gpu, "op": op, "usd": f"{usd:.2f}",
-              "now": f"${current:.2f}" if current is not None else message("alert.now.none", lang), "note": note}
+    params = TextParams(id=store.stored_id(alert), gpu=gpu, op=op, usd=f"{usd:.2f}",
+                        now=f"${current:.2f}" if current is not None else message("alert.now.none", lang), note=note)
     return CommandResult(True, "alert.added", params, message("alert.added", lang, **params), {"alert": describe_alert(alert, snapshot)})
 
 
 def _alert_error(problem: CommandProblem, lang: str) -> CommandResult:
-    params = {"problem": problem.text(lang), "help": message("alert.help", lang)}
+    params = TextParams(problem=problem.text(lang), help=message("alert.help", lang))
     return CommandResult(False, "alert.error", params, message("alert.error", lang, **params))
 
 
 @dataclass(frozen=True, slots=True)
 class HomeData:
-    subscriptions: tuple[dict[str, Any], ...]
-    alerts: tuple[dict[str, Any], ...]
+    subscriptions: tuple[SubscriptionInfo, ...]
+    alerts: tuple[AlertInfo, ...]
     errors: tuple[str, ...]
     missed: tuple[str, ...] = ()  # digests of the last MISSED_DAYS that could not be posted (folded into the next)
 
@@ -347,7 +416,7 @@ MISSED_DAYS = 7
 
 
 def list_for_user(
-    engine: Engine, *, snapshot: Any, team_id: str, user_id: str, lang: str = "en", now: datetime | None = None
+    engine: Engine, *, snapshot: Snapshot, team_id: str, user_id: str, lang: str = "en", now: datetime | None = None
 ) -> HomeData:
     """App Home: the workspace's digests, the user's alerts, delivery errors to fix and missed digests, in `lang`."""
     subs = tuple(describe_subscription(s, snapshot, lang)

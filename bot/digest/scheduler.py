@@ -16,16 +16,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol, TypedDict, runtime_checkable
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import Engine
 
 from knowledge import digest_store as store
 from knowledge.db import as_utc
+from knowledge.digest_tables import DigestPeriod, DigestSubscription, PriceAlert
 from knowledge.history import compute_digest, prices_at
 from knowledge.slack_store import prune_deliveries
-from rules.market.changes import DigestInput, Thresholds, per_gpu_cheapest
+from rules.market.changes import DigestInput, SeriesPrice, Thresholds, per_gpu_cheapest
+
+if TYPE_CHECKING:
+    from slack_sdk import WebClient
+    from slack_sdk.oauth.installation_store import InstallationStore
+
+    from knowledge.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 EVENT_TYPE = "gpu_advisor_digest"
@@ -43,6 +50,13 @@ class TokenSource(Protocol):
     def bot_token(self, team_id: str) -> str | None: ...
 
 
+@runtime_checkable
+class ReinstallAware(Protocol):
+    """A token source that knows when a workspace installed the app (OAuth): a pause older than that is over."""
+
+    def installed_at(self, team_id: str) -> datetime | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class StaticTokens:
     token: str | None
@@ -55,17 +69,16 @@ class StaticTokens:
 class InstallationTokens:
     """Adapter over a Bolt InstallationStore (knowledge.slack_store.DbInstallationStore)."""
 
-    installation_store: Any
+    installation_store: InstallationStore
 
     def bot_token(self, team_id: str) -> str | None:
         bot = self.installation_store.find_bot(enterprise_id=None, team_id=team_id)
-        return getattr(bot, "bot_token", None) if bot is not None else None
+        return bot.bot_token if bot is not None else None
 
     def installed_at(self, team_id: str) -> datetime | None:
         """When the workspace's bot was (re)installed; a pause older than this is over."""
         bot = self.installation_store.find_bot(enterprise_id=None, team_id=team_id)
-        at = getattr(bot, "installed_at", None) if bot is not None else None
-        return datetime.fromtimestamp(float(at), tz=UTC) if at is not None else None
+        return datetime.fromtimestamp(float(bot.installed_at), tz=UTC) if bot is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +88,15 @@ class SchedulerConfig:
     lease: timedelta = store.CLAIM_LEASE
     timeout_s: int = 30
     dry_run: bool = False
+
+
+class DryRunLine(TypedDict):
+    """A digest `digest run --dry-run` would post: where, for which period, with how many changes."""
+
+    subscription_id: int
+    channel_id: str
+    period: str
+    changes: int
 
 
 @dataclass(slots=True)
@@ -87,7 +109,7 @@ class RunReport:
         self.outcomes.setdefault(outcome, []).append(what)
 
 
-def due_period(sub: Any, now: datetime) -> tuple[str, datetime] | None:
+def due_period(sub: DigestSubscription, now: datetime) -> tuple[str, datetime] | None:
     """The period key whose scheduled local time has passed (today's, or this ISO week's), else None."""
     zone = ZoneInfo(sub.timezone)
     local = now.astimezone(zone)
@@ -102,7 +124,7 @@ def due_period(sub: Any, now: datetime) -> tuple[str, datetime] | None:
     return (key, scheduled.astimezone(UTC)) if local >= scheduled else None
 
 
-def period_key(sub: Any, now: datetime) -> str:
+def period_key(sub: DigestSubscription, now: datetime) -> str:
     """The key of the period `now` falls in (due or not yet): the local date, or the ISO week."""
     local = now.astimezone(ZoneInfo(sub.timezone))
     if sub.cadence == "weekly":
@@ -111,7 +133,7 @@ def period_key(sub: Any, now: datetime) -> str:
     return local.date().isoformat()
 
 
-def scheduled_for(sub: Any, key: str) -> datetime | None:
+def scheduled_for(sub: DigestSubscription, key: str) -> datetime | None:
     """When the period `key` was due (UTC), or None for a key of another cadence."""
     try:
         if "-W" in key:
@@ -125,7 +147,7 @@ def scheduled_for(sub: Any, key: str) -> datetime | None:
     return datetime.combine(day, time(sub.local_hour, sub.local_minute), tzinfo=zone).astimezone(UTC)
 
 
-def make_client(token: str, cfg: SchedulerConfig) -> Any:
+def make_client(token: str, cfg: SchedulerConfig) -> WebClient:
     """A WebClient on our API URL that waits out 429s. No connection-error retry: a repeat post could double."""
     from slack_sdk import WebClient
     from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
@@ -134,14 +156,27 @@ def make_client(token: str, cfg: SchedulerConfig) -> Any:
                      retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=5)])
 
 
-def find_posted(client: Any, channel: str, subscription_id: int, period_key: str, oldest: datetime) -> str | None:
+class _EventMetadata(TypedDict, total=False):
+    """The slice of a message's `metadata` we read (conversations.history with include_all_metadata)."""
+
+    event_type: str
+    event_payload: dict[str, object]
+
+
+class _HistoryMessage(TypedDict, total=False):
+    ts: str
+    metadata: _EventMetadata
+
+
+def find_posted(client: WebClient, channel: str, subscription_id: int, period_key: str, oldest: datetime) -> str | None:
     """The ts of our digest for this period if it is already in the channel (message metadata), else None."""
     cursor = None
     for _ in range(HISTORY_PAGES):
         resp = client.conversations_history(channel=channel, oldest=f"{oldest.timestamp():.6f}", limit=200,
                                             include_all_metadata=True, cursor=cursor)
-        for msg in resp.get("messages", []):
-            meta = msg.get("metadata") or {}
+        messages: list[_HistoryMessage] = resp.get("messages", [])
+        for msg in messages:
+            meta = msg.get("metadata") or _EventMetadata()
             payload = meta.get("event_payload") or {}
             if meta.get("event_type") == EVENT_TYPE and str(payload.get("subscription_id")) == str(subscription_id) \
                     and payload.get("period") == period_key:
@@ -152,9 +187,9 @@ def find_posted(client: Any, channel: str, subscription_id: int, period_key: str
     return None
 
 
-def subscription_digest(engine: Engine, sub: Any, *, now: datetime, gpu_order: tuple[str, ...] = ()) -> DigestInput:
+def subscription_digest(engine: Engine, sub: DigestSubscription, *, now: datetime, gpu_order: tuple[str, ...] = ()) -> DigestInput:
     """What changed since the channel's last digest, measured against what it was told (hysteresis)."""
-    believed = store.load_states(engine, sub.id) or None
+    believed = store.load_states(engine, store.stored_id(sub)) or None
     since = as_utc(sub.last_prices_at) if sub.last_prices_at else None
     thresholds = Thresholds(Decimal(sub.threshold_pct), Decimal(sub.threshold_usd))
     gpu_filter = frozenset(g for g in sub.gpu_filter.split(",") if g)
@@ -180,8 +215,8 @@ class Scheduler:
     engine: Engine
     tokens: TokenSource
     cfg: SchedulerConfig
-    catalog: Callable[[], Any]  # → Snapshot (gpus and providers for names and order)
-    printed: list[dict[str, Any]] = field(default_factory=list)  # dry-run output
+    catalog: Callable[[], Snapshot]  # gpus and providers for names and order
+    printed: list[DryRunLine] = field(default_factory=list)  # dry-run output
 
     def run_once(self, now: datetime | None = None) -> RunReport:
         now = now or datetime.now(UTC)
@@ -205,7 +240,7 @@ class Scheduler:
             report.deliveries_pruned = prune_deliveries(self.engine, now=now)
         return report
 
-    def deliver(self, sub: Any, now: datetime, snapshot: Any) -> str:
+    def deliver(self, sub: DigestSubscription, now: datetime, snapshot: Snapshot) -> str:
         due = due_period(sub, now)
         if due is None:
             return "not_due"
@@ -214,16 +249,16 @@ class Scheduler:
             return "done"
         if self.cfg.dry_run:
             digest = subscription_digest(self.engine, sub, now=now, gpu_order=tuple(snapshot.gpus))
-            self.printed.append({"subscription_id": sub.id, "channel_id": sub.channel_id, "period": key,
-                                 "changes": digest.change_count})
+            self.printed.append(DryRunLine(subscription_id=store.stored_id(sub), channel_id=sub.channel_id, period=key,
+                                           changes=digest.change_count))
             return "would_post" if digest.change_count or sub.report_empty else "would_skip_empty"
-        claim = store.claim_period(self.engine, subscription_id=sub.id, period_key=key, worker=self.cfg.worker,
+        claim = store.claim_period(self.engine, subscription_id=store.stored_id(sub), period_key=key, worker=self.cfg.worker,
                                    now=now, lease=self.cfg.lease)
         if claim is None:
             return "held_elsewhere"
         return self._post_claimed(sub, claim, scheduled, now, snapshot)
 
-    def resolve_stuck(self, sub: Any, now: datetime, report: RunReport) -> Any:
+    def resolve_stuck(self, sub: DigestSubscription, now: datetime, report: RunReport) -> DigestSubscription:
         """Settle earlier periods left `claimed`/`retry` after they ended, oldest first; return the fresh row.
 
         Found in the channel (our metadata): recorded as posted (`recovered_late`), the baseline moved as
@@ -231,26 +266,29 @@ class Scheduler:
         next digest. A transient Slack error leaves it `retry` for the next tick.
         """
         current = period_key(sub, now)
-        rows = [r for r in store.stuck_periods(self.engine, sub.id, now=now, lease=self.cfg.lease) if r.period_key != current]
+        sub_id = store.stored_id(sub)
+        rows = [r for r in store.stuck_periods(self.engine, sub_id, now=now, lease=self.cfg.lease) if r.period_key != current]
         if not rows:
             return sub
         token = self.tokens.bot_token(sub.team_id)
         client = make_client(token, self.cfg) if token else None
         for row in rows:
-            claim = store.take_over_period(self.engine, subscription_id=sub.id, period_key=row.period_key,
+            claim = store.take_over_period(self.engine, subscription_id=sub_id, period_key=row.period_key,
                                            worker=self.cfg.worker, now=now, lease=self.cfg.lease)
             if claim is not None:
                 outcome = self._settle_late(sub, row, claim, client, now)
                 report.add(outcome, f"subscription {sub.id} ({sub.team_id}/{sub.channel_id}) {row.period_key}")
-                sub = store.get_subscription(self.engine, sub.id) or sub
+                sub = store.get_subscription(self.engine, sub_id) or sub
         return sub
 
-    def _settle_late(self, sub: Any, row: Any, claim: store.Claim, client: Any, now: datetime) -> str:
+    def _settle_late(
+        self, sub: DigestSubscription, row: DigestPeriod, claim: store.Claim, client: WebClient | None, now: datetime
+    ) -> str:
         scheduled = scheduled_for(sub, row.period_key) or as_utc(row.claimed_at)
         ts = None
         if client is not None:
             try:
-                ts = find_posted(client, sub.channel_id, sub.id, row.period_key, scheduled - timedelta(hours=1))
+                ts = find_posted(client, sub.channel_id, claim.subscription_id, row.period_key, scheduled - timedelta(hours=1))
             except Exception as exc:  # noqa: BLE001  # classified: transient → retry later, permanent → missed
                 code = slack_error(exc)
                 if code not in PERMANENT_ERRORS:
@@ -261,10 +299,12 @@ class Scheduler:
             return "missed"
         digest = subscription_digest(self.engine, sub, now=as_utc(row.claimed_at))  # what the lost attempt posted
         store.finish_period(self.engine, claim, status="posted", now=now, message_ts=ts, prices_at=digest.prices_at,
-                            states=digest.states, move_baseline=not store.delivered_after(self.engine, sub.id, claim.period_id))
+                            states=digest.states, move_baseline=not store.delivered_after(self.engine, claim.subscription_id, claim.period_id))
         return "recovered_late"
 
-    def _post_claimed(self, sub: Any, claim: store.Claim, scheduled: datetime, now: datetime, snapshot: Any) -> str:
+    def _post_claimed(
+        self, sub: DigestSubscription, claim: store.Claim, scheduled: datetime, now: datetime, snapshot: Snapshot
+    ) -> str:
         token = self.tokens.bot_token(sub.team_id)
         if not token:
             return self._failed(sub, claim, "no_token", now)
@@ -272,7 +312,7 @@ class Scheduler:
         digest = subscription_digest(self.engine, sub, now=now, gpu_order=tuple(snapshot.gpus))
         try:
             if claim.takeover:
-                ts = find_posted(client, sub.channel_id, sub.id, claim.period_key, scheduled - timedelta(hours=1))
+                ts = find_posted(client, sub.channel_id, claim.subscription_id, claim.period_key, scheduled - timedelta(hours=1))
                 if ts is not None:
                     self._finish(claim, "posted", now, digest, ts)
                     return "recovered"
@@ -290,12 +330,15 @@ class Scheduler:
         self._finish(claim, "posted", now, digest, ts)
         return "posted"
 
-    def _post(self, client: Any, sub: Any, claim: store.Claim, digest: DigestInput, snapshot: Any, now: datetime) -> str:
+    def _post(
+        self, client: WebClient, sub: DigestSubscription, claim: store.Claim, digest: DigestInput, snapshot: Snapshot,
+        now: datetime,
+    ) -> str:
         from bot.digest.card import render_digest
 
         message = render_digest(digest, gpus=snapshot.gpus, providers=snapshot.providers, lang=sub.language, now=now)
         metadata = {"event_type": EVENT_TYPE,
-                    "event_payload": {"subscription_id": sub.id, "period": claim.period_key, "changes": digest.change_count}}
+                    "event_payload": {"subscription_id": claim.subscription_id, "period": claim.period_key, "changes": digest.change_count}}
         resp = client.chat_postMessage(channel=sub.channel_id, text=message["text"], blocks=message["blocks"],
                                        metadata=metadata, unfurl_links=False, unfurl_media=False)
         return str(resp["ts"])
@@ -304,31 +347,31 @@ class Scheduler:
         store.finish_period(self.engine, claim, status=status, now=now, message_ts=ts, prices_at=digest.prices_at,
                             states=digest.states)
 
-    def _failed(self, sub: Any, claim: store.Claim, code: str, now: datetime) -> str:
+    def _failed(self, sub: DigestSubscription, claim: store.Claim, code: str, now: datetime) -> str:
         log.warning("digest %s/%s cannot be delivered: %s", sub.id, claim.period_key, code)
         store.finish_period(self.engine, claim, status="failed", now=now, error=code)
-        store.record_error(self.engine, sub.id, code, now)
+        store.record_error(self.engine, claim.subscription_id, code, now)
         return "failed"
 
     def resume_reinstalled(self, now: datetime, report: RunReport) -> None:
         """Resume a paused workspace once its bot was installed again after the pause (OAuth installs)."""
-        installed_at = getattr(self.tokens, "installed_at", None)
-        if installed_at is None:  # one SLACK_BOT_TOKEN: subscribing a channel again resumes it
+        if not isinstance(self.tokens, ReinstallAware):  # one SLACK_BOT_TOKEN: subscribing a channel again resumes it
             return
         for team_id, paused_at in store.paused_teams(self.engine).items():
-            at = installed_at(team_id)
+            at = self.tokens.installed_at(team_id)
             if at is not None and at > paused_at:
                 done = store.resume_workspace(self.engine, team_id=team_id, now=now)
                 report.add("resumed", f"team {team_id}: {done.subscriptions} digests, {done.alerts} alerts")
 
-    def check_alerts(self, now: datetime, snapshot: Any) -> list[int]:
+    def check_alerts(self, now: datetime, snapshot: Snapshot) -> list[int]:
         """DM each armed alert whose line the cheapest on-demand price crossed; re-arm those that went back."""
         alerts = store.list_alerts(self.engine)
         if not alerts:
             return []
         cheapest = per_gpu_cheapest(prices_at(self.engine, now, gpu_ids={a.gpu_id for a in alerts}).values())
-        fired = []
+        fired: list[int] = []
         for a in alerts:
+            alert_id = store.stored_id(a)
             best = cheapest.get(a.gpu_id)
             if best is None or a.last_error in store.PAUSE_REASONS:  # no price, or the workspace is paused
                 continue
@@ -336,19 +379,19 @@ class Scheduler:
             usd = best.usd_per_gpu_hour
             crossed = usd < line if a.op == "<" else usd > line
             if not crossed and not a.armed:
-                store.rearm_alert(self.engine, a.id)
-            elif (crossed and a.armed and store.fire_alert(self.engine, a.id, usd=usd, now=now)
+                store.rearm_alert(self.engine, alert_id)
+            elif (crossed and a.armed and store.fire_alert(self.engine, alert_id, usd=usd, now=now)
                   and self._dm_alert(a, best, snapshot)):
-                fired.append(a.id)
+                fired.append(alert_id)
         return fired
 
-    def _dm_alert(self, alert: Any, best: Any, snapshot: Any) -> bool:
+    def _dm_alert(self, alert: PriceAlert, best: SeriesPrice, snapshot: Snapshot) -> bool:
         from bot.digest.commands import message
 
         token = self.tokens.bot_token(alert.team_id)
         gpu = snapshot.gpus.get(alert.gpu_id)
         prov = snapshot.providers.get(best.key.provider_id)
-        text = message("alert.fired", alert.language, id=alert.id, gpu=gpu.name if gpu else alert.gpu_id,
+        text = message("alert.fired", alert.language, id=store.stored_id(alert), gpu=gpu.name if gpu else alert.gpu_id,
                        usd=f"{best.usd_per_gpu_hour:.2f}", provider=prov.name if prov else best.key.provider_id,
                        count=best.key.gpu_count, instance=best.instance_type, op=alert.op,
                        line=f"{Decimal(alert.usd_per_gpu_hour):.2f}")
@@ -360,7 +403,7 @@ class Scheduler:
         except Exception as exc:  # noqa: BLE001  # any failure: classified below, the alert kept
             code = str(exc) if isinstance(exc, LookupError) else slack_error(exc)
             # Transient: arm again so the next tick retries. Permanent: stay quiet, show the error in App Home.
-            store.rearm_alert(self.engine, alert.id, error=code, armed=code not in PERMANENT_ERRORS)
+            store.rearm_alert(self.engine, store.stored_id(alert), error=code, armed=code not in PERMANENT_ERRORS)
             return False
 
     def run_forever(self, *, tick_s: float = 30.0, stop: threading.Event | None = None) -> None:

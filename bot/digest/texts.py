@@ -22,7 +22,6 @@ import unicodedata
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from bot.render.messages import DEFAULT_LANGUAGE, LANGUAGES, normalise_language
 
@@ -67,7 +66,7 @@ def catalog(language: str) -> Mapping[str, str]:
     return data
 
 
-def text(lang: str | None, key: str, **params: Any) -> str:
+def text(lang: str | None, key: str, **params: object) -> str:
     """One text in the language (English when the key is missing there, which the contract test forbids)."""
     found = catalog(normalise_language(lang)).get(key)
     if found is None:

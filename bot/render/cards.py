@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
 from bot.render import rows
 from bot.render.environments import block_environment, terminal_environment
@@ -15,6 +14,16 @@ from bot.render.formats import Formatter
 from bot.render.messages import Messages
 
 log = logging.getLogger(__name__)
+
+BlockDict = dict[str, object]  # one Block Kit block as plain JSON values (what a template parses to; slack_sdk takes dicts)
+
+
+class SlackMessage(TypedDict):
+    """What chat.postMessage (or a response_url) takes: the `text` fallback and the `blocks`."""
+
+    text: str
+    blocks: list[BlockDict]
+
 
 KINDS = ("recommendation", "comparison", "price", "specs", "clarification", "help", "error", "knowledge", "digest")
 
@@ -26,14 +35,14 @@ class Card:
     kind: str
     language: str
     text: str
-    blocks: tuple[Mapping[str, Any], ...]
+    blocks: tuple[BlockDict, ...]
 
-    def message(self) -> dict[str, Any]:
+    def message(self) -> SlackMessage:
         """Exactly what goes to Slack's chat.postMessage as `text` and `blocks`."""
         return {"text": self.text, "blocks": list(self.blocks)}
 
 
-def render_card(kind: str, view: Any, language: str | None, *, now: datetime | None = None) -> Card:
+def render_card(kind: str, view: object, language: str | None, *, now: datetime | None = None) -> Card:
     """Render `blocks/<kind>.json.j2` for `view` in `language` and parse it into a Card."""
     if kind not in KINDS:
         raise ValueError(f"unknown card kind {kind!r}")
@@ -56,7 +65,7 @@ def render_terminal(card: Card) -> str:
     return terminal_environment().get_template("terminal/card.txt.j2").render(card=card).rstrip() + "\n"
 
 
-def _presenters(f: Formatter) -> dict[str, Any]:
+def _presenters(f: Formatter) -> dict[str, object]:
     """Python helpers the templates call to build localized rows (strings only, never blocks)."""
     from bot.render import advice, digest, fits
 

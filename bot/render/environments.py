@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
@@ -21,7 +21,7 @@ _COMMON_FILTERS = {
 _VALUE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
-def json_value(value: Any) -> str:
+def json_value(value: object) -> str:
     """Finalize for the Block Kit environment: whatever an expression yields becomes one JSON value.
 
     Decimals and other non-JSON values are refused: they must be formatted for the locale first.
@@ -34,16 +34,16 @@ def json_value(value: Any) -> str:
 _COMPACT_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str)
 
 
-def compact_json(value: Any) -> str:
+def compact_json(value: object) -> str:
     """Compact JSON text (for a button's `value`); the finalize then quotes it as a JSON string."""
     return _COMPACT_ENCODER.encode(value)
 
 
-def terminal_value(value: Any) -> str:
+def terminal_value(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def _environment(finalize: Any) -> Environment:
+def _environment(finalize: Callable[[object], str]) -> Environment:
     """What both output formats share: package templates, strict undefined, no HTML autoescape."""
     env = Environment(
         loader=PackageLoader("bot", "templates"),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
 
 from slack_sdk.errors import SlackObjectFormationError
 from slack_sdk.models.blocks import Block
@@ -23,7 +22,7 @@ MAX_FALLBACK_TEXT = 3000  # our own cap: the notification line, not a second cop
 MAX_PAYLOAD_CHARS = 16_000  # our own cap on the whole JSON message, well under Slack's 40k text limit
 
 
-def check_message(message: Mapping[str, Any]) -> list[str]:
+def check_message(message: Mapping[str, object]) -> list[str]:
     """Every limit problem of a `{"text", "blocks"}` message, as readable strings; [] when it is fine."""
     problems: list[str] = []
     text = message.get("text")
@@ -40,11 +39,19 @@ def check_message(message: Mapping[str, Any]) -> list[str]:
     if size > MAX_PAYLOAD_CHARS:
         problems.append(f"message is {size} chars > {MAX_PAYLOAD_CHARS}")
     for index, block in enumerate(blocks):
+        if not isinstance(block, Mapping):
+            problems.append(f"block {index} is not an object")
+            continue
         problems.extend(f"block {index} ({block.get('type')}): {p}" for p in _check_block(block))
     return problems
 
 
-def _check_block(block: Mapping[str, Any]) -> Iterator[str]:
+def _items(value: object) -> list[object]:
+    """A JSON array's items; none for an absent (or empty) one."""
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def _check_block(block: Mapping[str, object]) -> Iterator[str]:
     yield from _parse_with_sdk(block)
     kind = block.get("type")
     if kind == "header":
@@ -52,18 +59,18 @@ def _check_block(block: Mapping[str, Any]) -> Iterator[str]:
     elif kind == "section":
         yield from _check_section(block)
     elif kind == "context":
-        elements = block.get("elements") or []
+        elements = _items(block.get("elements"))
         if not elements or len(elements) > MAX_CONTEXT_ELEMENTS:
             yield f"context has {len(elements)} elements"
         for element in elements:
             yield from _check_text(element, MAX_SECTION_TEXT)
     elif kind == "actions":
-        yield from _check_actions(block.get("elements") or [])
+        yield from _check_actions(_items(block.get("elements")))
     elif kind != "divider":
         yield f"unexpected block type {kind!r}"
 
 
-def _parse_with_sdk(block: Mapping[str, Any]) -> Iterator[str]:
+def _parse_with_sdk(block: Mapping[str, object]) -> Iterator[str]:
     parsed = Block.parse(dict(block))
     if parsed is None or type(parsed) is Block:
         yield "slack_sdk does not know this block"
@@ -74,8 +81,8 @@ def _parse_with_sdk(block: Mapping[str, Any]) -> Iterator[str]:
         yield f"slack_sdk: {error}"
 
 
-def _check_section(block: Mapping[str, Any]) -> Iterator[str]:
-    fields: Sequence[Any] = block.get("fields") or []
+def _check_section(block: Mapping[str, object]) -> Iterator[str]:
+    fields = _items(block.get("fields"))
     if "text" not in block and not fields:
         yield "section has neither text nor fields"
     if "text" in block:
@@ -89,22 +96,27 @@ def _check_section(block: Mapping[str, Any]) -> Iterator[str]:
         yield from _check_actions([accessory])
 
 
-def _check_actions(elements: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+def _check_actions(elements: Sequence[object]) -> Iterator[str]:
     if not elements or len(elements) > MAX_ACTIONS_ELEMENTS:
         yield f"actions has {len(elements)} elements"
     seen: set[str] = set()
     for element in elements:
-        action_id = element.get("action_id", "")
+        if not isinstance(element, Mapping):
+            yield f"not an element: {element!r:.60}"
+            continue
+        raw_id = element.get("action_id")
+        action_id = raw_id if isinstance(raw_id, str) else ""
         if not action_id or len(action_id) > MAX_ACTION_ID or action_id in seen:
             yield f"bad or repeated action_id {action_id!r}"
         seen.add(action_id)
         yield from _check_text(element.get("text"), MAX_BUTTON_TEXT, plain=True)
-        value = element.get("value", "")
+        raw_value = element.get("value")
+        value = raw_value if isinstance(raw_value, str) else ""
         if len(value) > MAX_BUTTON_VALUE:
             yield f"button {action_id} value has {len(value)} chars > {MAX_BUTTON_VALUE}"
 
 
-def _check_text(obj: Any, limit: int, plain: bool = False) -> Iterator[str]:
+def _check_text(obj: object, limit: int, plain: bool = False) -> Iterator[str]:
     if not isinstance(obj, Mapping) or obj.get("type") not in ("plain_text", "mrkdwn"):
         yield f"not a text object: {obj!r:.60}"
         return

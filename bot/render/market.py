@@ -37,20 +37,31 @@ def _lower(current: Decimal | None, value: Decimal) -> Decimal:
     return value if current is None or value < current else current
 
 
+@dataclass(slots=True)
+class _Running:
+    """A provider's summary while the offers are read (mutable; frozen into a ProviderSummary at the end)."""
+
+    on_demand_usd: Decimal | None
+    spot_usd: Decimal | None
+    billing_increment_s: int
+    observed_at: datetime
+
+
 def summarise(offers: Sequence[Offer]) -> GpuMarket:
     """What `views.gpu_column` and `views.provider_prices` read, from one pass over the offers."""
     cheapest: Offer | None = None
-    rows: dict[str, list] = {}  # provider -> [on-demand, spot, increment, observed]
+    rows: dict[str, _Running] = {}  # provider -> its summary so far
     for offer in offers:
         if offer.tier == "on-demand" and (cheapest is None or offer.usd_per_gpu_hour < cheapest.usd_per_gpu_hour):
             cheapest = offer
         row = rows.get(offer.provider_id)
         if row is None:
-            row = rows[offer.provider_id] = [None, None, offer.billing_increment_s, offer.observed_at]
+            row = rows[offer.provider_id] = _Running(None, None, offer.billing_increment_s, offer.observed_at)
         if offer.tier == "on-demand":
-            row[0] = _lower(row[0], offer.usd_per_gpu_hour)
+            row.on_demand_usd = _lower(row.on_demand_usd, offer.usd_per_gpu_hour)
         elif offer.tier == "spot":
-            row[1] = _lower(row[1], offer.usd_per_gpu_hour)
-        row[2] = min(row[2], offer.billing_increment_s)
-        row[3] = max(row[3], offer.observed_at)
-    return GpuMarket(cheapest, tuple(ProviderSummary(pid, *row) for pid, row in rows.items()))
+            row.spot_usd = _lower(row.spot_usd, offer.usd_per_gpu_hour)
+        row.billing_increment_s = min(row.billing_increment_s, offer.billing_increment_s)
+        row.observed_at = max(row.observed_at, offer.observed_at)
+    return GpuMarket(cheapest, tuple(
+        ProviderSummary(pid, r.on_demand_usd, r.spot_usd, r.billing_increment_s, r.observed_at) for pid, r in rows.items()))

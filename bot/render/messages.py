@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from bot.render.filters import escape_mrkdwn
 
@@ -80,11 +79,11 @@ class Messages:
             found = load_catalog(DEFAULT_LANGUAGE).get(key, key)
         return found
 
-    def text(self, key: str, **params: Any) -> str:
+    def text(self, key: str, **params: object) -> str:
         """A mrkdwn message; every parameter value is escaped so user text can never ping or link."""
         return self.raw(key).format(**{name: escape_mrkdwn(str(v)) for name, v in params.items()})
 
-    def plain(self, key: str, **params: Any) -> str:
+    def plain(self, key: str, **params: object) -> str:
         """A plain_text message (headers, buttons, terminal): values inserted as they are."""
         return self.raw(key).format(**{name: str(v) for name, v in params.items()})
 

@@ -11,7 +11,10 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from functools import partial
 from multiprocessing import get_context
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from slack_bolt import App
 
 log = logging.getLogger(__name__)
 
@@ -19,7 +22,7 @@ ANSWER_NICE = 10  # CFS weight ~1/10 of a web process: acks always win the CPU
 MAX_PENDING = 500  # accepted, unanswered requests per web process (~5-10 s of work on 2 cores)
 MAX_ATTEMPTS = 2  # a job whose worker died is tried once more, then answered with an error
 
-_worker_app: Any = None  # the Bolt app of this worker process (set by the initializer)
+_worker_app: App | None = None  # the Bolt app of this worker process (set by the initializer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +34,7 @@ class Job:
     attempt: int = 1
 
 
-def start_worker(build: Callable[[], Any], log_level: str = "WARNING") -> None:
+def start_worker(build: Callable[[], App], log_level: str = "WARNING") -> None:
     """Pool initializer: lower our CPU priority, then build the app (engine, snapshot, warm-up)."""
     global _worker_app
     os.nice(ANSWER_NICE)
@@ -45,6 +48,8 @@ def run_job(body: str, headers: Mapping[str, str]) -> int:
     """In a worker: dispatch the request through the full Bolt app; its listeners answer Slack."""
     from slack_bolt.request import BoltRequest
 
+    if _worker_app is None:
+        raise RuntimeError("no Bolt app in this process: the pool's initializer (start_worker) did not run")
     response = _worker_app.dispatch(BoltRequest(body=body, headers=dict(headers)))
     return int(response.status)
 
@@ -62,7 +67,7 @@ class AnswerQueue:
         *,
         workers: int,
         initializer: Callable[..., None],
-        initargs: tuple[Any, ...],
+        initargs: tuple[object, ...],
         on_lost: Callable[[Job, str], None],
         max_pending: int = MAX_PENDING,
     ) -> None:

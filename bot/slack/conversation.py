@@ -12,6 +12,7 @@ from slack_sdk import WebClient
 from bot.slack.delivery import post_reply
 from bot.answer.language import question_language
 from bot.slack.language import user_language
+from bot.slack.payloads import MessageEvent
 from bot.slack.reconnect import once_more
 from bot.slack.services import Services
 from knowledge.slack_store import ThreadState, claim_delivery, find_thread_state, save_thread_state
@@ -46,7 +47,7 @@ def clean_text(text: str) -> str:
     return " ".join(text.split())
 
 
-def is_from_person(event: dict[str, object], bot_user_id: str | None) -> bool:
+def is_from_person(event: MessageEvent, bot_user_id: str | None) -> bool:
     """True for a person's message: no bot, not ourselves, not an edit/join/deletion."""
     return (
         event.get("subtype") in PERSON_SUBTYPES

@@ -6,9 +6,13 @@ import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy import Engine
+
+if TYPE_CHECKING:
+    from bot.answer.actions import JsonValue
+    from knowledge.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +26,7 @@ class Reply(Protocol):
     def text(self) -> str: ...
 
     @property
-    def blocks(self) -> Sequence[Mapping[str, Any]]: ...
+    def blocks(self) -> Sequence[Mapping[str, object]]: ...
 
     @property
     def language(self) -> str: ...
@@ -35,12 +39,12 @@ class Core(Protocol):
     """What the listeners call: answer a text (optionally refining a previous request), apply a button."""
 
     def answer(
-        self, text: str, *, lang: str | None, previous: Mapping[str, Any] | None, now: datetime
+        self, text: str, *, lang: str | None, previous: Mapping[str, JsonValue] | None, now: datetime
     ) -> Reply: ...
 
     def apply_action(self, action_id: str, value: str, *, lang: str, now: datetime) -> Reply: ...
 
-    def state_of(self, reply: Reply, text: str) -> Mapping[str, Any] | None:
+    def state_of(self, reply: Reply, text: str) -> Mapping[str, object] | None:
         """A JSON-able record of the request behind `reply`, kept per thread; None = nothing to refine."""
         ...
 
@@ -51,7 +55,7 @@ class SnapshotHolder:
     def __init__(
         self,
         *,
-        load: Callable[[], Any],
+        load: Callable[[], Snapshot],
         version: Callable[[], object],
         check_every_s: float = SNAPSHOT_CHECK_S,
     ) -> None:
@@ -61,7 +65,7 @@ class SnapshotHolder:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def current(self) -> Any:
+    def current(self) -> Snapshot:
         return self._snapshot
 
     def refresh_if_changed(self) -> bool:
@@ -105,7 +109,7 @@ class PipelineCore:
         self.snapshots = snapshots
 
     def answer(
-        self, text: str, *, lang: str | None, previous: Mapping[str, Any] | None, now: datetime
+        self, text: str, *, lang: str | None, previous: Mapping[str, JsonValue] | None, now: datetime
     ) -> Reply:
         from bot.answer import pipeline
 
@@ -124,6 +128,7 @@ class PipelineCore:
         """Answer one question at start: the first answer pays for imports and template compiling (~1.5 s)."""
         self.answer("fine-tune 7b with lora", lang="en", previous=None, now=now)
 
-    def state_of(self, reply: Reply, text: str) -> Mapping[str, Any] | None:
-        state: Mapping[str, Any] | None = getattr(reply, "state", None)
-        return state
+    def state_of(self, reply: Reply, text: str) -> Mapping[str, object] | None:
+        """The reply's ButtonState (bot.answer.reply.Reply.state), when the reply has one."""
+        state = getattr(reply, "state", None)
+        return state if isinstance(state, Mapping) else None

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.render.cards import BlockDict, SlackMessage
 from bot.slack.core import Reply
 from bot.slack.notices import SHARE_ACTION, Message, share_block
 
@@ -26,17 +26,23 @@ def slack_error(exc: SlackApiError) -> str:
     return str(exc.response.get("error") or "unknown_error")
 
 
-def body_of(reply: Reply | Message, extra: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+def body_of(reply: Reply | Message, extra: Sequence[Mapping[str, object]] = ()) -> SlackMessage:
     """`text` + `blocks` keyword arguments for chat.* and response URLs."""
     return {"text": reply.text, "blocks": [dict(b) for b in reply.blocks] + [dict(b) for b in extra]}
 
 
-def has_share_button(blocks: Sequence[Mapping[str, Any]]) -> bool:
+def _elements(block: Mapping[str, object]) -> list[Mapping[str, object]]:
+    """An actions block's elements (buttons, selects)."""
+    elements = block.get("elements", ())
+    return [e for e in elements if isinstance(e, Mapping)] if isinstance(elements, list | tuple) else []
+
+
+def has_share_button(blocks: Sequence[Mapping[str, object]]) -> bool:
     return any(
         element.get("action_id") == SHARE_ACTION
         for block in blocks
         if block.get("type") == "actions"
-        for element in block.get("elements", ())
+        for element in _elements(block)
     )
 
 
@@ -46,7 +52,7 @@ def share_value(text: str, language: str) -> str | None:
     return value if len(value) <= SHARE_VALUE_LIMIT else None
 
 
-def with_share_button(reply: Reply, *, text: str) -> dict[str, Any]:
+def with_share_button(reply: Reply, *, text: str) -> SlackMessage:
     """An ephemeral answer's body, with a Share button unless the card already has one."""
     value = share_value(text, reply.language)
     if has_share_button(reply.blocks) or value is None:
@@ -54,14 +60,14 @@ def with_share_button(reply: Reply, *, text: str) -> dict[str, Any]:
     return body_of(reply, extra=[share_block(reply.language, value)])
 
 
-def without_share_button(blocks: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def without_share_button(blocks: Sequence[Mapping[str, object]]) -> list[BlockDict]:
     """The card as it goes into the channel: the Share button has done its job."""
-    kept: list[dict[str, Any]] = []
+    kept: list[BlockDict] = []
     for block in blocks:
         if block.get("type") != "actions":
             kept.append(dict(block))
             continue
-        elements = [e for e in block.get("elements", ()) if e.get("action_id") != SHARE_ACTION]
+        elements = [e for e in _elements(block) if e.get("action_id") != SHARE_ACTION]
         if elements:
             kept.append({**block, "elements": elements})
     return kept

@@ -12,13 +12,18 @@ import importlib
 import logging
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.models.blocks import MarkdownTextObject, SectionBlock
 
 from bot.slack.notices import HomeEntry, Message, notice_message
 from bot.slack.services import Services
+
+if TYPE_CHECKING:
+    from bot.digest.commands import CommandResult, HomeData
+    from knowledge.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +33,7 @@ _NOT_A_CHANNEL_LINK = re.compile(r"<(?!#[CG][A-Z0-9]+(?:\|[^>]*)?>)")
 
 
 def _find(module_name: str, function: str) -> Callable[..., Any] | None:
+    """`module_name.function`, looked up by name (so its type is the module's to declare), or None."""
     try:
         module = importlib.import_module(module_name)
     except ImportError:
@@ -41,7 +47,7 @@ def safe_mrkdwn(text: str) -> str:
     return _NOT_A_CHANNEL_LINK.sub("&lt;", text)
 
 
-def user_timezone(client: Any, user_id: str) -> str:
+def user_timezone(client: WebClient | None, user_id: str) -> str:
     """The user's Slack time zone (users.info `tz`, an IANA name), else UTC; never raises."""
     if client is None:
         return "UTC"
@@ -55,8 +61,8 @@ def user_timezone(client: Any, user_id: str) -> str:
 
 
 def digest_command(
-    services: Services, *, subcommand: str, text: str, snapshot: Any,
-    team_id: str, channel_id: str, user_id: str, lang: str, client: Any = None,
+    services: Services, *, subcommand: str, text: str, snapshot: Snapshot | None,
+    team_id: str, channel_id: str, user_id: str, lang: str, client: WebClient | None = None,
 ) -> Message:
     """The digest helper's answer to `/gpu digest|alert …`, or a localized "not available" card.
 
@@ -66,7 +72,7 @@ def digest_command(
     if handler is None:
         return notice_message(lang, "unavailable")
     extra = {"tz": user_timezone(client, user_id)} if subcommand == "digest" and _sets_schedule(text) else {}
-    result = handler(
+    result: CommandResult = handler(
         text, engine=services.engine, snapshot=snapshot, team_id=team_id, channel_id=channel_id,
         user_id=user_id, lang=lang, now=services.clock(), **extra,
     )
@@ -85,7 +91,7 @@ def _sets_schedule(text: str) -> bool:
 
 
 def home_lists(
-    services: Services, *, team_id: str, user_id: str, snapshot: Any, lang: str = "en",
+    services: Services, *, team_id: str, user_id: str, snapshot: Snapshot | None, lang: str = "en",
 ) -> tuple[Sequence[HomeEntry] | None, Sequence[HomeEntry] | None]:
     """Digests this user set up and their personal alerts, each with its delivery problem, in `lang`."""
     subscriptions = _find("knowledge.digest_store", "list_subscriptions")
@@ -105,12 +111,12 @@ def home_lists(
     )
 
 
-def home_problems(services: Services, *, team_id: str, user_id: str, snapshot: Any, lang: str) -> list[str]:
+def home_problems(services: Services, *, team_id: str, user_id: str, snapshot: Snapshot | None, lang: str) -> list[str]:
     """Delivery problems in the workspace's digests and the user's alerts, and missed digests, worded in `lang`."""
     list_for_user = _find("bot.digest.commands", "list_for_user")
     if list_for_user is None:
         return []
-    home = list_for_user(services.engine, snapshot=snapshot, team_id=team_id, user_id=user_id, lang=lang,
+    home: HomeData = list_for_user(services.engine, snapshot=snapshot, team_id=team_id, user_id=user_id, lang=lang,
                          now=services.clock())
     return [safe_mrkdwn(e) for e in (*home.errors, *home.missed)]
 

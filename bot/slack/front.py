@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
 from urllib.parse import parse_qs
+from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 from slack_sdk.signature import SignatureVerifier
 
@@ -20,7 +20,7 @@ HEALTH_PATH = "/healthz"
 MAX_BODY_BYTES = 1 << 20  # Slack's payloads are a few KB; refuse anything absurd before reading it
 # The headers the worker's Bolt app reads (content type, retries); the signature was checked here.
 FORWARDED = ("content-type", "x-slack-retry-num", "x-slack-retry-reason", "x-slack-request-timestamp")
-Wsgi = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+Wsgi = WSGIApplication
 Reply = tuple[str, str, bytes]  # status line, content type, body
 
 OK: Reply = ("200 OK", "text/plain", b"")
@@ -28,7 +28,7 @@ UNAUTHORIZED: Reply = ("401 Unauthorized", "text/plain", b"invalid request")
 NOT_FOUND: Reply = ("404 Not Found", "text/plain", b"Not Found")
 
 
-def not_found(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+def not_found(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
     return _send(start_response, NOT_FOUND)
 
 
@@ -42,7 +42,7 @@ class Front:
         self._verifier = SignatureVerifier(signing_secret)
         self.queue, self._fallback, self._busy_language = queue, fallback, busy_language
 
-    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         path, method = environ.get("PATH_INFO"), environ.get("REQUEST_METHOD")
         if path == EVENTS_PATH and method == "POST":
             return _send(start_response, self.handle(environ))
@@ -53,7 +53,7 @@ class Front:
     def close(self) -> None:
         self.queue.close()
 
-    def handle(self, environ: dict[str, Any]) -> Reply:
+    def handle(self, environ: WSGIEnvironment) -> Reply:
         raw = _read_body(environ)
         headers = {name: str(environ.get("HTTP_" + name.upper().replace("-", "_"), "")) for name in FORWARDED}
         headers["content-type"] = str(environ.get("CONTENT_TYPE", ""))
@@ -74,7 +74,7 @@ class Front:
                     json.dumps({"response_type": "ephemeral", "text": text}).encode())
         return ("503 Service Unavailable", "text/plain", b"busy")
 
-    def _signed(self, raw: str, timestamp: str, environ: dict[str, Any]) -> bool:
+    def _signed(self, raw: str, timestamp: str, environ: WSGIEnvironment) -> bool:
         signature = str(environ.get("HTTP_X_SLACK_SIGNATURE", ""))
         if not (timestamp.isdigit() and signature):  # missing or malformed: slack_sdk would raise
             return False
@@ -108,7 +108,7 @@ def answer_lost(job: Job, reason: str, *, language: str = "en") -> None:
     webhook_client(str(url)).send(text=text, response_type="ephemeral", replace_original=False)
 
 
-def _parse(job: Job) -> dict[str, Any]:
+def _parse(job: Job) -> Mapping[str, object]:
     """The request body as a dict: JSON events, form commands, or a form-wrapped JSON `payload`."""
     if job.headers.get("content-type", "").startswith("application/json"):
         return dict(json.loads(job.body))
@@ -116,7 +116,7 @@ def _parse(job: Job) -> dict[str, Any]:
     return dict(json.loads(form["payload"])) if "payload" in form else form
 
 
-def _read_body(environ: dict[str, Any]) -> str | None:
+def _read_body(environ: WSGIEnvironment) -> str | None:
     try:
         length = int(environ.get("CONTENT_LENGTH") or 0)
     except ValueError:
@@ -126,7 +126,7 @@ def _read_body(environ: dict[str, Any]) -> str | None:
     return str(environ["wsgi.input"].read(length).decode("utf-8", "replace"))
 
 
-def _send(start_response: Callable[..., Any], reply: Reply) -> Iterable[bytes]:
+def _send(start_response: StartResponse, reply: Reply) -> Iterable[bytes]:
     status, content_type, body = reply
     start_response(status, [("Content-Type", content_type), ("Content-Length", str(len(body)))])
     return [body]

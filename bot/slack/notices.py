@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TypedDict
 
 from babel import Locale
 from slack_sdk.models.blocks import (
@@ -25,6 +25,7 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from bot.answer.commands import AUTO
+from bot.render.cards import BlockDict
 from bot.render.filters import escape_mrkdwn
 from bot.render.messages import BABEL_LOCALES, DEFAULT_LANGUAGE, LANGUAGES, normalise_language
 
@@ -37,7 +38,7 @@ class Message:
     """A Slack message body: the text fallback and the Block Kit blocks (as dicts)."""
 
     text: str
-    blocks: tuple[Mapping[str, Any], ...]
+    blocks: tuple[BlockDict, ...]
     language: str
 
 
@@ -71,7 +72,7 @@ def notice_message(lang: str, key: str, **params: str) -> Message:
     return Message(text=text, blocks=(section.to_dict(),), language=normalise_language(lang))
 
 
-def share_block(language: str, value: str) -> Mapping[str, Any]:
+def share_block(language: str, value: str) -> BlockDict:
     """The actions block with the Share button added under an ephemeral answer."""
     button = ButtonElement(
         text=plain_notice(language, "share.button"), action_id=SHARE_ACTION, value=value
@@ -79,12 +80,19 @@ def share_block(language: str, value: str) -> Mapping[str, Any]:
     return ActionsBlock(block_id="gpu.share", elements=[button]).to_dict()
 
 
-def shared_by_block(language: str, user_id: str) -> Mapping[str, Any]:
+def shared_by_block(language: str, user_id: str) -> BlockDict:
     return ContextBlock(elements=[MarkdownTextObject(text=notice(language, "share.by", user=user_id))]).to_dict()
 
 
-def notice_context_block(language: str, key: str) -> Mapping[str, Any]:
+def notice_context_block(language: str, key: str) -> BlockDict:
     return ContextBlock(elements=[MarkdownTextObject(text=notice(language, key))]).to_dict()
+
+
+class HomeView(TypedDict):
+    """The App Home tab as views.publish takes it (built and checked by slack_sdk's View)."""
+
+    blocks: list[BlockDict]
+    type: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +108,7 @@ def home_view(
     override: str | None,
     subscriptions: Sequence[HomeEntry] | None,
     alerts: Sequence[HomeEntry] | None,
-) -> dict[str, Any]:
+) -> HomeView:
     """The App Home tab: reply language (with a picker), digests, alerts and a short guide."""
     chosen = language_name(override) if override else notice(language, "home.language.auto")
     blocks: list[Block] = [
@@ -115,7 +123,8 @@ def home_view(
         DividerBlock(),
         SectionBlock(text=MarkdownTextObject(text=notice(language, "home.guide"))),
     ]
-    return View(type="home", blocks=blocks).to_dict()
+    view = View(type="home", blocks=blocks).to_dict()  # slack_sdk checks the view's limits here
+    return HomeView(blocks=view["blocks"], type=view["type"])
 
 
 def _language_picker(language: str, override: str | None) -> StaticSelectElement:

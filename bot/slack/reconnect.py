@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 from slack_sdk.oauth.installation_store import Bot, Installation
 from sqlalchemy.exc import DBAPIError, OperationalError
@@ -47,8 +47,15 @@ class ReconnectingInstallationStore(DbInstallationStore):
     def save_bot(self, bot: Bot) -> None:
         once_more(super().save_bot, bot)
 
-    def find_bot(self, **kwargs: Any) -> Bot | None:
-        return once_more(super().find_bot, **kwargs)
+    def find_bot(
+        self, *, enterprise_id: str | None, team_id: str | None, is_enterprise_install: bool | None = False
+    ) -> Bot | None:
+        return once_more(super().find_bot, enterprise_id=enterprise_id, team_id=team_id,
+                         is_enterprise_install=is_enterprise_install)
 
-    def find_installation(self, **kwargs: Any) -> Installation | None:
-        return once_more(super().find_installation, **kwargs)
+    def find_installation(
+        self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None,
+        is_enterprise_install: bool | None = False,
+    ) -> Installation | None:
+        return once_more(super().find_installation, enterprise_id=enterprise_id, team_id=team_id, user_id=user_id,
+                         is_enterprise_install=is_enterprise_install)

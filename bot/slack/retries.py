@@ -5,10 +5,14 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections.abc import Callable, Sequence
+from ssl import SSLContext
 from typing import Any
 
 from slack_bolt import BoltContext, Respond
 from slack_bolt.context.respond.internals import _build_message
+from slack_sdk.models.attachments import Attachment
+from slack_sdk.models.blocks import Block
 from slack_sdk.http_retry import RetryHandler
 from slack_sdk.http_retry.builtin_handlers import (
     ConnectionErrorRetryHandler,
@@ -79,25 +83,41 @@ def retry_handlers() -> list[RetryHandler]:
     ]
 
 
-def webhook_client(url: str, **kwargs: Any) -> WebhookClient:
+def webhook_client(url: str, *, proxy: str | None = None, ssl: SSLContext | None = None) -> WebhookClient:
     """A response-URL client with the Web API's retry handlers (slack_sdk's default only reconnects)."""
-    return WebhookClient(url=url, retry_handlers=retry_handlers(), **kwargs)
+    return WebhookClient(url=url, retry_handlers=retry_handlers(), proxy=proxy, ssl=ssl)
 
 
 class RetryingRespond(Respond):
     """Bolt's `respond()`, posting through a WebhookClient with retry handlers: one 503 no longer loses the answer."""
 
-    def __call__(self, text: str | dict[str, Any] = "", **kwargs: Any) -> WebhookResponse:  # type: ignore[override]
+    def __call__(
+        self,
+        text: str | dict[str, Any] = "",  # a whole message as a dict: Bolt's own type, handed to _build_message
+        blocks: Sequence[dict[str, object] | Block] | None = None,
+        attachments: Sequence[dict[str, object] | Attachment] | None = None,
+        response_type: str | None = None,
+        replace_original: bool | None = None,
+        delete_original: bool | None = None,
+        unfurl_links: bool | None = None,
+        unfurl_media: bool | None = None,
+        thread_ts: str | None = None,
+        metadata: dict[str, object] | None = None,
+    ) -> WebhookResponse:
         if self.response_url is None:
             raise ValueError("respond is unsupported here as there is no response_url")
-        message = _build_message(**text) if isinstance(text, dict) else _build_message(text=text, **kwargs)
+        message = _build_message(**text) if isinstance(text, dict) else _build_message(
+            text=text, blocks=blocks, attachments=attachments, response_type=response_type,
+            replace_original=replace_original, delete_original=delete_original, unfurl_links=unfurl_links,
+            unfurl_media=unfurl_media, thread_ts=thread_ts, metadata=metadata,
+        )
         response = webhook_client(self.response_url, proxy=self.proxy, ssl=self.ssl).send_dict(message)
         if response.status_code != 200:
             log.warning("response URL answered %d after retries: %s", response.status_code, response.body[:200])
         return response
 
 
-def use_retrying_respond(context: BoltContext, next: Any) -> Any:
+def use_retrying_respond(context: BoltContext, next: Callable[[], object]) -> object:
     """Global middleware: every listener's `respond` retries (set before lazy listeners copy the context)."""
     if context.response_url:
         context["respond"] = RetryingRespond(

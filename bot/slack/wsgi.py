@@ -3,24 +3,24 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
-from gunicorn.app.base import BaseApplication  # type: ignore[import-untyped]
+from gunicorn.app.base import BaseApplication
 from slack_bolt import App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 
 log = logging.getLogger(__name__)
 
 HEALTH_PATH = "/healthz"
-Wsgi = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+Wsgi = WSGIApplication
 
 
 def wsgi_app(app: App) -> Wsgi:
     """Bolt's handler (`/slack/events`, `/slack/install`, `/slack/oauth_redirect`) plus a health check."""
     slack = SlackRequestHandler(app)
 
-    def serve(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+    def serve(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         if environ.get("PATH_INFO") == HEALTH_PATH and environ.get("REQUEST_METHOD") == "GET":
             start_response("200 OK", [("Content-Type", "text/plain")])
             return [b"ok"]
@@ -29,10 +29,10 @@ def wsgi_app(app: App) -> Wsgi:
     return serve
 
 
-class GunicornServer(BaseApplication):  # type: ignore[misc]
+class GunicornServer(BaseApplication):  # type: ignore[misc]  # gunicorn ships no types: its base class is untyped
     """gunicorn run in-process: each worker builds its own WSGI app (and answer workers) after the fork."""
 
-    def __init__(self, build: Callable[[], Wsgi], options: dict[str, Any]) -> None:
+    def __init__(self, build: Callable[[], Wsgi], options: Mapping[str, object]) -> None:
         self._build, self._options = build, options
         super().__init__()
 
@@ -44,14 +44,14 @@ class GunicornServer(BaseApplication):  # type: ignore[misc]
         return self._build()
 
 
-def drain_on_exit(server: Any, worker: Any) -> None:
+def drain_on_exit(server: object, worker: object) -> None:
     """gunicorn `worker_exit` hook: answer the requests already accepted before the process goes."""
-    close = getattr(worker.wsgi, "close", None)
+    close = getattr(getattr(worker, "wsgi", None), "close", None)
     if close is not None:
         close()
 
 
-def gunicorn_options(*, host: str, port: int, workers: int, threads: int, log_level: str) -> dict[str, Any]:
+def gunicorn_options(*, host: str, port: int, workers: int, threads: int, log_level: str) -> dict[str, object]:
     """gthread workers: threads wait on Slack and the database, so few processes serve many requests."""
     return {
         "bind": f"{host}:{port}",

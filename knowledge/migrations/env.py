@@ -23,7 +23,10 @@ def run_migrations_online() -> None:
     if engine is None:
         from knowledge.db import make_engine
 
-        engine = make_engine(config.get_main_option("sqlalchemy.url"))
+        url = config.get_main_option("sqlalchemy.url")
+        if url is None:
+            raise RuntimeError("alembic: set sqlalchemy.url, or pass the engine in config.attributes['engine']")
+        engine = make_engine(url)
     with engine.begin() as connection:
         context.configure(
             connection=connection,

@@ -46,6 +46,7 @@ def notable_rejects(rejections: Sequence[Rejection], found: Search, top: Sequenc
     out.extend(by_id[g] for g in popular if g in by_id and by_id[g] not in out)
     if not top:
         out.extend(far)  # nothing fits: the largest cards say how far off the job is
-    seen: set[str] = set()
-    unique = [r for r in out if not (r.gpu_id in seen or seen.add(r.gpu_id))]  # first mention wins
-    return tuple(unique[:NOTABLE_REJECTS])
+    unique: dict[str, Rejection] = {}
+    for r in out:
+        unique.setdefault(r.gpu_id, r)  # first mention wins
+    return tuple(unique.values())[:NOTABLE_REJECTS]

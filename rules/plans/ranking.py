@@ -86,23 +86,26 @@ def _balanced(s: Scored) -> float:
     return _work(s) * _surcharge(s)
 
 
+SortKey = tuple[float | str, ...]  # compared element by element: numbers first, the GPU id last
+
+
 def rank(scored: list[Scored], objective: str, hours_known: bool) -> list[Option]:
     """Options best first; ties broken by GPU id so the same input gives the same order."""
     if objective == "cheapest":
-        def key(s: Scored) -> tuple:
+        def key(s: Scored) -> SortKey:
             cost = s.work_usd if hours_known and s.work_usd is not None else s.plan_usd_per_hour
             return (cost if cost is not None else math.inf, s.hours or 0.0, s.option.gpu_id)
     elif objective == "fastest":
-        def key(s: Scored) -> tuple:
+        def key(s: Scored) -> SortKey:
             hours = s.hours if s.hours is not None else 1.0 / max(s.capacity, 1e-9)
             return (hours, _work(s), s.option.gpu_id)
     elif objective == "simplest":
-        def key(s: Scored) -> tuple:
+        def key(s: Scored) -> SortKey:
             return (s.option.nodes, s.option.count, len(s.option.switches), _work(s), s.option.gpu_id)
     else:
         best = min((_balanced(s) for s in scored), default=math.inf)
 
-        def key(s: Scored) -> tuple:
+        def key(s: Scored) -> SortKey:
             value = _balanced(s)
             band = math.floor(math.log(value / best) / math.log(1.0 + BALANCED_BAND) + 1e-9) \
                 if math.isfinite(value) and 0 < best < math.inf else math.inf

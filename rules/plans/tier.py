@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeGuard
 
-from rules.tables import TierRow
+from rules.tables import TIERS, TierRow
 from rules.verdict import MemoryEstimate, Option, TierName
 
 
@@ -19,6 +20,10 @@ def row_matches(row: TierRow, method: str, params_b: float, total_gib: float, gp
     )
 
 
+def _is_tier_name(name: str) -> TypeGuard[TierName]:
+    return name in TIERS
+
+
 def pick_tier(rows: Sequence[TierRow], method: str, params_b: float, top: Option | None,
               reference: MemoryEstimate) -> TierName:
     """Memory the job needs in total (per-GPU × GPUs of the best plan) decides with the method."""
@@ -27,5 +32,7 @@ def pick_tier(rows: Sequence[TierRow], method: str, params_b: float, top: Option
     total = memory.per_gpu_gib * memory.gpus
     for row in rows:
         if row_matches(row, method, params_b, total, gpus):
-            return row.tier  # type: ignore[return-value]
+            if _is_tier_name(row.tier):
+                return row.tier
+            raise ValueError(f"tier table row names an unknown tier {row.tier!r}")  # the loader accepts only TIERS
     return "frontier"  # unreachable: the loader requires a catch-all row

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import Any
 
 from slack_bolt import App, BoltContext, Respond
 from slack_sdk import WebClient
@@ -23,6 +22,7 @@ from bot.slack.notices import (
     notice_message,
     shared_by_block,
 )
+from bot.slack.payloads import ActionBody, ActionPayload
 from bot.slack.reconnect import once_more
 from bot.slack.services import Services
 from knowledge.slack_store import find_thread_state
@@ -43,8 +43,8 @@ def register(app: App, services: Services) -> None:
 
 
 def handle_card_action(
-    *, payload: dict[str, Any], body: dict[str, Any], context: BoltContext, client: WebClient,
-    respond: Respond | None, services: Services, **_: Any,
+    *, payload: ActionPayload, body: ActionBody, context: BoltContext, client: WebClient,
+    respond: Respond | None, services: Services, **_: object,
 ) -> None:
     action = payload
     language = card_language(body, context, client, services)
@@ -53,7 +53,7 @@ def handle_card_action(
     update_card(body, client, respond, reply)
 
 
-def card_language(body: dict[str, Any], context: BoltContext, client: WebClient, services: Services) -> str:
+def card_language(body: ActionBody, context: BoltContext, client: WebClient, services: Services) -> str:
     """The card's language: its thread's, else the one its text is written in, else the user's."""
     container = body.get("container") or {}
     thread_ts = (body.get("message") or {}).get("thread_ts")
@@ -67,7 +67,7 @@ def card_language(body: dict[str, Any], context: BoltContext, client: WebClient,
     return reply_language(client, services, text=text, team_id=str(context.team_id), user_id=body["user"]["id"])
 
 
-def update_card(body: dict[str, Any], client: WebClient, respond: Respond | None, reply: Reply | Message) -> None:
+def update_card(body: ActionBody, client: WebClient, respond: Respond | None, reply: Reply | Message) -> None:
     """Replace the card in place; when that is no longer possible (days old, deleted), send it fresh."""
     container = body.get("container") or {}
     if container.get("is_ephemeral") and respond is not None and respond.response_url:
@@ -83,9 +83,10 @@ def update_card(body: dict[str, Any], client: WebClient, respond: Respond | None
         send_fresh(body, client, reply)
 
 
-def send_fresh(body: dict[str, Any], client: WebClient, reply: Reply | Message) -> None:
+def send_fresh(body: ActionBody, client: WebClient, reply: Reply | Message) -> None:
     """The answer as a new ephemeral message, saying why the old card did not change."""
-    channel = str((body.get("container") or {}).get("channel_id") or (body.get("channel") or {}).get("id"))
+    channel_ref = body.get("channel")
+    channel = str((body.get("container") or {}).get("channel_id") or (channel_ref["id"] if channel_ref else None))
     note = notice_context_block(reply.language, "expired")
     try:
         client.chat_postEphemeral(channel=channel, user=body["user"]["id"], **body_of(reply, extra=[note]))
@@ -96,8 +97,8 @@ def send_fresh(body: dict[str, Any], client: WebClient, reply: Reply | Message) 
 
 
 def handle_share(
-    *, payload: dict[str, Any], body: dict[str, Any], context: BoltContext, client: WebClient,
-    respond: Respond | None, services: Services, **_: Any,
+    *, payload: ActionPayload, body: ActionBody, context: BoltContext, client: WebClient,
+    respond: Respond | None, services: Services, **_: object,
 ) -> None:
     action = payload
     user_id = body["user"]["id"]
@@ -120,7 +121,7 @@ def handle_share(
 
 
 def shared_reply(
-    value: str, body: dict[str, Any], context: BoltContext, client: WebClient, services: Services
+    value: str, body: ActionBody, context: BoltContext, client: WebClient, services: Services
 ) -> Reply:
     """Our Share button carries the question (delivery.share_value); a card's own carries its state."""
     try:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from slack_bolt import App, BoltContext, Respond
 from slack_sdk import WebClient
 
@@ -14,6 +12,7 @@ from bot.slack.digest_bridge import digest_command
 from bot.slack.language import reply_language
 from bot.slack.listeners.lazy import register_lazy
 from bot.slack.notices import Message, language_name, notice_message
+from bot.slack.payloads import CommandPayload
 from bot.slack.reconnect import once_more
 from bot.slack.services import Services
 from knowledge.slack_store import save_user_pref
@@ -26,8 +25,8 @@ def register(app: App, services: Services) -> None:
 
 
 def handle_gpu(
-    *, payload: dict[str, Any], respond: Respond, client: WebClient, context: BoltContext,
-    services: Services, **_: Any,
+    *, payload: CommandPayload, respond: Respond, client: WebClient, context: BoltContext,
+    services: Services, **_: object,
 ) -> None:
     command = read_command(clean_text(str(payload.get("text", ""))))
     team_id, user_id, channel_id = str(context.team_id), str(payload["user_id"]), str(payload["channel_id"])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Mapping
 from functools import partial
-from typing import Any
 
 from slack_bolt import App, BoltContext, Respond
 from slack_sdk import WebClient
@@ -24,7 +24,7 @@ def register(app: App, services: Services) -> None:
     app.error(partial(handle_error, services=services))
 
 
-def request_id(body: dict[str, Any]) -> str:
+def request_id(body: Mapping[str, object]) -> str:
     """Slack's own id for the request when it has one, so our log lines match Slack's."""
     return str(body.get("event_id") or body.get("trigger_id") or uuid.uuid4().hex[:12])
 
@@ -40,14 +40,15 @@ def error_language(services: Services, *, team_id: str, user_id: str) -> str:
 
 
 def handle_error(
-    error: Exception, body: dict[str, Any], context: BoltContext, client: WebClient,
+    error: Exception, body: Mapping[str, object], context: BoltContext, client: WebClient,
     respond: Respond | None, *, services: Services,
 ) -> None:
     rid = request_id(body)
     team_id, user_id, channel_id = context.team_id, context.user_id, context.channel_id
-    token_dead = isinstance(error, SlackApiError) and slack_error(error) in TOKEN_REFUSALS
+    code = slack_error(error) if isinstance(error, SlackApiError) else None
+    token_dead = code in TOKEN_REFUSALS
     if token_dead:
-        log.warning("request %s: team %s token refused (%s)", rid, team_id, slack_error(error))  # type: ignore[arg-type]
+        log.warning("request %s: team %s token refused (%s)", rid, team_id, code)
     elif isinstance(error, SlackApiError) and error.response.status_code == 429:
         log.error("request %s: answer not delivered, Slack still rate-limiting %s after every retry (team=%s user=%s)",
                   rid, error.response.api_url, team_id, user_id)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from slack_bolt import Ack, BoltContext, Respond
 from slack_sdk import WebClient
@@ -11,7 +10,7 @@ from slack_sdk import WebClient
 from bot.slack.listeners.errors import handle_error
 from bot.slack.services import Services
 
-Handler = Callable[..., None]
+Handler = Callable[..., None]  # a listener: keyword arguments as Bolt names them (payload, body, context …)
 
 
 def acknowledge(ack: Ack) -> None:
@@ -25,7 +24,7 @@ def lazy(handler: Handler, services: Services) -> Callable[..., None]:
     Bolt only logs exceptions of lazy functions, so the error reply is wired here, in one place.
     """
 
-    def run(payload: dict[str, Any], body: dict[str, Any], context: BoltContext,
+    def run(payload: dict[str, object], body: dict[str, object], context: BoltContext,
             client: WebClient, respond: Respond | None) -> None:
         try:
             handler(payload=payload, body=body, context=context, client=client, respond=respond, services=services)
@@ -39,7 +38,7 @@ def inline(handler: Handler, services: Services) -> Callable[..., None]:
     """In an answer worker: the web process has acknowledged already; run the handler right here."""
     guarded = lazy(handler, services)
 
-    def run(ack: Ack, payload: dict[str, Any], body: dict[str, Any], context: BoltContext,
+    def run(ack: Ack, payload: dict[str, object], body: dict[str, object], context: BoltContext,
             client: WebClient, respond: Respond | None) -> None:
         ack()  # a no-op for Slack (answered long ago), but Bolt expects every listener to ack
         guarded(payload=payload, body=body, context=context, client=client, respond=respond)
@@ -47,7 +46,7 @@ def inline(handler: Handler, services: Services) -> Callable[..., None]:
     return run
 
 
-def register_lazy(decorator: Callable[..., Any], handler: Handler, services: Services) -> None:
+def register_lazy(decorator: Callable[..., object], handler: Handler, services: Services) -> None:
     """`app.command(...)`, `app.event(...)` or `app.action(...)`, acknowledged then handled lazily."""
     if services.run_inline:
         decorator(inline(handler, services))

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
-
 from slack_bolt import App, BoltContext
 
 from bot.slack.digest_bridge import pause_workspace
 from bot.slack.listeners.lazy import register_lazy
+from bot.slack.payloads import TokensRevokedEvent
 from bot.slack.reconnect import once_more
 from bot.slack.services import Services
 from knowledge.slack_store import forget_workspace
@@ -21,7 +20,7 @@ def register(app: App, services: Services) -> None:
     register_lazy(app.event("tokens_revoked"), handle_tokens_revoked, services)
 
 
-def handle_uninstalled(*, context: BoltContext, services: Services, **_: Any) -> None:
+def handle_uninstalled(*, context: BoltContext, services: Services, **_: object) -> None:
     team_id = str(context.team_id)
     log.warning("app uninstalled from team %s (enterprise %s)", team_id, context.enterprise_id)
     if services.installation_store is not None:
@@ -31,11 +30,11 @@ def handle_uninstalled(*, context: BoltContext, services: Services, **_: Any) ->
 
 
 def handle_tokens_revoked(
-    *, payload: dict[str, Any], context: BoltContext, services: Services, **_: Any
+    *, payload: TokensRevokedEvent, context: BoltContext, services: Services, **_: object
 ) -> None:
     tokens = payload.get("tokens") or {}
     team_id = str(context.team_id)
-    log.warning("tokens revoked in team %s: %s", team_id, {k: len(v) for k, v in tokens.items()})
+    log.warning("tokens revoked in team %s: %s", team_id, {k: len(v) for k, v in tokens.items() if isinstance(v, list)})
     store = services.installation_store
     for user_id in tokens.get("oauth") or ():
         if store is not None:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
 
 from bot.slack.conversation import Turn, answer_turn, clean_text, first_delivery, is_from_person
 from bot.slack.listeners.lazy import register_lazy
+from bot.slack.payloads import MessageEvent
 from bot.slack.services import Services
 
 
@@ -17,7 +16,7 @@ def register(app: App, services: Services) -> None:
 
 
 def handle_mention(
-    *, payload: dict[str, Any], context: BoltContext, client: WebClient, services: Services, **_: Any
+    *, payload: MessageEvent, context: BoltContext, client: WebClient, services: Services, **_: object
 ) -> None:
     event = payload
     if not is_from_person(event, context.bot_user_id):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
 
@@ -18,6 +16,7 @@ from bot.slack.conversation import (
     is_from_person,
 )
 from bot.slack.listeners.lazy import register_lazy
+from bot.slack.payloads import MessageEvent
 from bot.slack.services import Services
 
 
@@ -27,7 +26,7 @@ def register(app: App, services: Services) -> None:
 
 
 def handle_message(
-    *, payload: dict[str, Any], context: BoltContext, client: WebClient, services: Services, **_: Any
+    *, payload: MessageEvent, context: BoltContext, client: WebClient, services: Services, **_: object
 ) -> None:
     event = payload
     if not is_from_person(event, context.bot_user_id):
@@ -40,7 +39,7 @@ def handle_message(
     answer_turn(client, services, turn)
 
 
-def direct_turn(event: dict[str, Any], context: BoltContext) -> Turn:
+def direct_turn(event: MessageEvent, context: BoltContext) -> Turn:
     """A DM is answered inline; the DM (or its thread) keeps the context for follow-ups."""
     thread_ts = event.get("thread_ts")
     return Turn(
@@ -51,7 +50,7 @@ def direct_turn(event: dict[str, Any], context: BoltContext) -> Turn:
     )
 
 
-def thread_turn(event: dict[str, Any], context: BoltContext, services: Services) -> Turn | None:
+def thread_turn(event: MessageEvent, context: BoltContext, services: Services) -> Turn | None:
     """A reply in a channel thread we answered in refines that thread's request; others are not ours."""
     thread_ts = event.get("thread_ts")
     if not thread_ts or thread_ts == event.get("ts"):

@@ -4,6 +4,8 @@ Revision ID: 0002
 Revises: 0001
 """
 
+from datetime import datetime
+
 from alembic import op
 import sqlalchemy as sa
 
@@ -13,7 +15,7 @@ branch_labels = None
 depends_on = None
 
 
-def _when(name: str, *, nullable: bool) -> sa.Column:  # type: ignore[type-arg]
+def _when(name: str, *, nullable: bool) -> sa.Column[datetime]:
     return sa.Column(name, sa.DateTime(timezone=True), nullable=nullable)
 
 

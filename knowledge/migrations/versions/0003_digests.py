@@ -4,6 +4,8 @@ Revision ID: 0003
 Revises: 0002
 """
 
+from datetime import datetime
+
 from alembic import op
 import sqlalchemy as sa
 
@@ -15,7 +17,7 @@ depends_on = None
 MONEY = sa.Numeric(precision=14, scale=6)
 
 
-def _utc(name: str, nullable: bool) -> sa.Column:
+def _utc(name: str, nullable: bool) -> sa.Column[datetime]:
     return sa.Column(name, sa.DateTime(timezone=True), nullable=nullable)
 
 

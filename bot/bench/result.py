@@ -1,0 +1,145 @@
+"""The bench result document (`gpu-advisor bench --json`): each part's figures, as TypedDicts.
+
+`bot.cli.bench.run_bench` fills a BenchResult part by part; `bot.bench.budgets` judges it and
+`bot.bench.report` prints it. The key names are the JSON's and do not change.
+"""
+
+from __future__ import annotations
+
+from typing import NotRequired, Required, TypedDict
+
+
+class MachineInfo(TypedDict):
+    """What the figures depend on; the load average says how busy the machine was while measuring."""
+
+    cpu: str
+    cores: int | None
+    ram_gb: float | None
+    python: str
+    os: str
+    load_avg: list[float]
+    load_avg_after: NotRequired[list[float]]
+
+
+class AnswerTimes(TypedDict):
+    """In-process answers over the corpus: ms per request, and the card kinds seen."""
+
+    p50: float
+    p99: float
+    max: float
+    requests: int
+    offers: int
+    kinds: dict[str, int]
+
+
+class CorpusInfo(TypedDict):
+    requests: int
+    languages: list[str]
+
+
+class AskTiming(TypedDict):
+    """`gpu-advisor ask` from exec to answer: median and best of the runs, and the peak memory."""
+
+    median_s: float
+    best_s: float
+    runs: int
+    peak_rss_mb: float
+
+
+class LevelResult(TypedDict):
+    """One concurrency level of signed `/gpu` commands: acks per second and ms, cards delivered."""
+
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    requests: int
+    errors: int
+    delivered: int
+    undelivered: int
+    doubled: int
+    card_p50_ms: float
+    card_p99_ms: float
+
+
+class HttpRun(TypedDict):
+    """The HTTP part: each level by name ("c1", "c10", "c50"), and the server's start time and peak memory."""
+
+    levels: dict[str, LevelResult]
+    server_start_s: float
+    server_rss_mb: float
+
+
+class DigestTiming(TypedDict):
+    """compute_digest + render_digest over the filled history: seconds, and what it found."""
+
+    median_s: float
+    best_s: float
+    observations: int
+    gpus_reported: int
+    changes: int
+
+
+class BudgetRow(TypedDict):
+    """One DESIGN §8 budget: the measured value against its limit."""
+
+    budget: str
+    what: str
+    value: float | None
+    limit: float
+    unit: str
+    verdict: str  # "pass", "miss" or "not measured"
+
+
+class ProfileRow(TypedDict):
+    """One function under cProfile: calls, own and cumulative milliseconds."""
+
+    where: str
+    calls: int
+    own_ms: float
+    cumulative_ms: float
+
+
+class StartProfileRow(TypedDict):
+    """One function of a profiled `gpu-advisor ask` in a fresh interpreter."""
+
+    where: str
+    calls: int
+    cumulative_ms: float
+
+
+class ImportTime(TypedDict):
+    """One module of `python -X importtime`: its name, nesting depth and cumulative import time."""
+
+    module: str
+    depth: int
+    cumulative_ms: float
+
+
+class BenchProfiles(TypedDict, total=False):
+    """Hot spots of the budgets that were missed (only those parts appear)."""
+
+    answer: list[ProfileRow]
+    answer_own_time: list[ProfileRow]
+    answer_slowest: list[tuple[float, str]]
+    start: list[StartProfileRow]
+    start_imports: list[ImportTime]
+
+
+class BenchResult(TypedDict, total=False):
+    """The whole document; a part that was not run leaves its keys out."""
+
+    machine: Required[MachineInfo]
+    setup_s: float
+    start_s: float
+    start_detail: AskTiming
+    answer_ms: AnswerTimes
+    answer_ms_100k: AnswerTimes
+    corpus: CorpusInfo
+    start_http_s: float
+    http: dict[str, LevelResult]
+    digest_100k_s: float
+    digest_detail: DigestTiming
+    rss_mb: float | None
+    rss_bench_mb: float
+    budgets: list[BudgetRow]
+    profiles: BenchProfiles
