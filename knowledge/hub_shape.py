@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rules.types import ModelKind
+
 # config.json keys differ by architecture; the first present key wins.
 LAYERS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers", "decoder_layers")
 HIDDEN = ("hidden_size", "n_embd", "d_model", "dim")
@@ -13,7 +15,7 @@ HEADS = ("num_attention_heads", "n_head", "num_heads", "decoder_attention_heads"
 FFN = ("intermediate_size", "n_inner", "ffn_dim", "d_ff", "decoder_ffn_dim", "ffn_hidden_size")
 CONTEXT = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length", "max_target_positions")
 EXPERTS = ("n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts")
-KIND_BY_TYPE = {
+KIND_BY_TYPE: dict[str, ModelKind] = {
     "whisper": "speech", "t5": "encoder-decoder", "mt5": "encoder-decoder", "umt5": "encoder-decoder",
     "bart": "encoder-decoder", "bert": "encoder", "roberta": "encoder", "xlm-roberta": "encoder",
     "deberta-v2": "encoder", "modernbert": "encoder", "distilbert": "encoder",
@@ -27,7 +29,7 @@ PACKED_PER_ELEMENT = {("I32", 4): 8, ("I32", 8): 4, ("U8", 4): 2, ("I8", 4): 2}
 
 @dataclass(frozen=True, slots=True)
 class Shape:
-    kind: str
+    kind: ModelKind
     layers: int
     hidden: int
     heads: int
@@ -84,7 +86,8 @@ def model_shape(config: Mapping[str, Any]) -> Shape:
     """The shape of the language part (a VLM's `text_config`, an LLM's top level)."""
     model_type = str(config.get("model_type") or "")
     text = config.get("text_config") or config.get("llm_config") or config
-    kind = KIND_BY_TYPE.get(model_type, "vlm" if text is not config or "vision_config" in config else "llm")
+    kind: ModelKind = KIND_BY_TYPE.get(
+        model_type, "vlm" if text is not config or "vision_config" in config else "llm")
     if model_type in ("t5", "mt5", "umt5") and "num_decoder_layers" in config:
         layers = int(config["num_layers"]) + int(config["num_decoder_layers"])
     elif kind == "speech":
@@ -156,8 +159,9 @@ def quantization_of(config: Mapping[str, Any]) -> tuple[str | None, str]:
 
 def _compressed_weights(q: Mapping[str, Any]) -> Mapping[str, Any]:
     for group in (q.get("config_groups") or {}).values():
-        if isinstance(group, Mapping) and isinstance(group.get("weights"), Mapping):
-            return group["weights"]
+        weights = group.get("weights") if isinstance(group, Mapping) else None
+        if isinstance(weights, Mapping):
+            return weights
     return {}
 
 

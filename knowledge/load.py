@@ -110,8 +110,8 @@ def read_catalog(data_dir: Path = DATA_DIR) -> dict[str, list[SQLModel]]:
     gpu_aliases = _first_per_key(gpu_aliases, lambda r: r.alias)
 
     model_aliases = []
-    for line, row in read_rows(data_dir / "model_aliases.csv", ModelAliasBase):
-        model_aliases.append((line, row.model_copy(update={"alias": row.alias.strip().casefold()})))
+    for line, model_alias in read_rows(data_dir / "model_aliases.csv", ModelAliasBase):
+        model_aliases.append((line, model_alias.model_copy(update={"alias": model_alias.alias.strip().casefold()})))
     _check_refs(data_dir / "model_aliases.csv", model_aliases, "model_id", {r.id for _, r in models})
     model_aliases = _first_per_key(model_aliases, lambda r: r.alias)
     return {
@@ -152,7 +152,7 @@ def load_catalog(engine: Engine, data_dir: Path = DATA_DIR) -> LoadReport:
             (data["models"], ModelPreset),
             (data["providers"], Provider),
         ):
-            existing = {row.id: row for row in session.exec(select(table)).all()}
+            existing = {str(row.model_dump()["id"]): row for row in session.exec(select(table)).all()}
             for row in base_rows:
                 values = row.model_dump()
                 current = existing.get(values["id"])
@@ -162,8 +162,8 @@ def load_catalog(engine: Engine, data_dir: Path = DATA_DIR) -> LoadReport:
                     for key, value in values.items():
                         setattr(current, key, value)
         session.flush()
-        session.exec(delete(GpuAlias))  # type: ignore[call-overload]
-        session.exec(delete(ModelAlias))  # type: ignore[call-overload]
+        session.exec(delete(GpuAlias))
+        session.exec(delete(ModelAlias))
         session.add_all(GpuAlias(**r.model_dump()) for r in data["gpu_aliases"])
         session.add_all(ModelAlias(**r.model_dump()) for r in data["model_aliases"])
         session.commit()

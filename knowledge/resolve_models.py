@@ -42,9 +42,16 @@ class ModelAliasRow(Protocol):
 
 
 class _ModelLike(Protocol):
-    id: str
-    name: str
-    hf_id: str | None
+    """What the index reads of a model (read-only, as the frozen ModelSpec has them)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def hf_id(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sqlalchemy import Engine, select
 
 from knowledge import tables
+from knowledge.db import table_of
 from rules.types import GpuSpec, ModelSpec, Offer, Provider
 
 if TYPE_CHECKING:
@@ -58,12 +59,12 @@ class Snapshot:
 
 def gpu_spec(row: tables.GpuBase) -> GpuSpec:
     values = row.model_dump()
-    return GpuSpec(**{k: values[k] for k in GpuSpec.__slots__})  # type: ignore[attr-defined]
+    return GpuSpec(**{k: values[k] for k in GpuSpec.__slots__})
 
 
 def model_spec(row: tables.ModelPresetBase) -> ModelSpec:
     values = row.model_dump()
-    return ModelSpec(**{k: values[k] for k in ModelSpec.__slots__})  # type: ignore[attr-defined]
+    return ModelSpec(**{k: values[k] for k in ModelSpec.__slots__})
 
 
 def offer_spec(row: tables.Offer) -> Offer:
@@ -137,7 +138,7 @@ def load_snapshot(engine: Engine) -> Snapshot:
     Core selects of plain tuples, no ORM objects: building, tracking and discarding one SQLModel
     instance per offer was most of the load time.
     """
-    offer_t = tables.Offer.__table__
+    offer_t = table_of(tables.Offer)
     active = select(*(offer_t.c[name] for name in _OFFER_COLUMNS)).where(offer_t.c.active == True)
     with engine.connect() as conn:
         gpus = [GpuSpec(*r) for r in conn.execute(_columns_of(tables.Gpu, GpuSpec))]

@@ -95,7 +95,8 @@ def _pick(candidates: tuple[str, ...], size: SizeMention | None, family: str, sn
         if m in snapshot.models and abs(snapshot.models[m].params_b - size.params_b) <= 0.15 * size.params_b
     ]
     own = [m for m in fitting if m.startswith(family.replace(" ", "-"))]
-    return (own or fitting or [None])[-1]
+    chosen = own or fitting
+    return chosen[-1] if chosen else None
 
 
 def _mention(snapshot: Snapshot, model_id: str) -> ModelMention:

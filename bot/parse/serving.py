@@ -168,7 +168,7 @@ def find_serving(text: str) -> ServingFound:
 def _quantization(text: str, table: PhraseTable) -> str | None:
     """The weight format named; a KV-cache dtype ("fp8 kv cache") is not the weights' format."""
     kv_spans = [(s, e) for _, s, e in _tables()["kv"].find(text)]
-    found = [v for v, s, e in table.find(text) if not any(s >= ks and e <= ke for ks, ke in kv_spans)]
+    found: list[str] = [str(v) for v, s, e in table.find(text) if not any(s >= ks and e <= ke for ks, ke in kv_spans)]
     if not found:
         return None
     if "gguf" in found:

@@ -16,7 +16,7 @@ down_revision = "0003"
 branch_labels = None
 depends_on = None
 
-def _gpu_columns() -> tuple[sa.Column, ...]:
+def _gpu_columns() -> tuple[sa.Column[object], ...]:
     return (
         sa.Column("unified_memory", sa.Boolean(), nullable=False, server_default=sa.false()),
         sa.Column("gpu_usable_fraction", sa.Float(), nullable=False, server_default="1.0"),
@@ -27,7 +27,7 @@ def _gpu_columns() -> tuple[sa.Column, ...]:
     )
 
 
-def _model_columns() -> tuple[sa.Column, ...]:
+def _model_columns() -> tuple[sa.Column[object], ...]:
     return (
         sa.Column("head_dim", sa.Integer(), nullable=False, server_default="0"),
         sa.Column("kv_lora_rank", sa.Integer(), nullable=False, server_default="0"),
