@@ -66,13 +66,13 @@ def find_deadline_hours(text: str, vocabulary: Vocabulary) -> float | None:
                 return value * unit_hours
     if not has_digit(text):
         return None
-    m = compact.search(text) if "h" in text else None
-    if m and not is_run_length(text, m.start(), m.end()):
-        return float(m.group(1))
-    m = _BARE_DAYS.search(text) if has_any(text, _BARE_DAYS_ANCHORS) else None
-    if m and not is_run_length(text, m.start(), m.end()):
-        weeks = m.group(2) in ("week", "weeks", "星期", "周", "週", "woche", "wochen", "tuần")
-        return float(m.group(1)) * (168 if weeks else 24)
+    hours = compact.search(text) if "h" in text else None
+    if hours and not is_run_length(text, hours.start(), hours.end()):
+        return float(hours.group(1))
+    days = _BARE_DAYS.search(text) if has_any(text, _BARE_DAYS_ANCHORS) else None
+    if days and not is_run_length(text, days.start(), days.end()):
+        weeks = days.group(2) in ("week", "weeks", "星期", "周", "週", "woche", "wochen", "tuần")
+        return float(days.group(1)) * (168 if weeks else 24)
     return None
 
 

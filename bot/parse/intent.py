@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.parse.vocabulary import Vocabulary
+
 SHORT_MESSAGE_CHARS = 40  # "help" or "reply in Korean" only counts as the whole request when short
+FOLLOW_UP_MAX_CHARS = 100  # a follow-up in a thread is a short message
+FOLLOW_UP_EDGE_CHARS = 3  # an opener starts within this many characters of the start ("¿Y si", "ok, and")
+_CLOSING_MARKS = " ?？!！.。…~"
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,35 +23,63 @@ class Evidence:
     has_method: bool
     has_money_or_time: bool
     anything: bool  # any field at all was filled
+    follow_up: bool = False  # a follow-up in a thread ("and with 4-bit?")
+    has_budget: bool = False  # a money amount (a budget makes "which card should I buy" advice)
+    language_named: bool = False  # a language name ("français"): "reply in" needs one in a long message
 
 
 def decide_intent(e: Evidence) -> str:
-    """First matching row wins; `advise` is the catch-all for a workload, `help` for nothing at all."""
+    """First matching row wins; `advise` is the catch-all for a workload, `help` for nothing at all.
+
+    Knowledge questions ("why", "what is", "should I", "the difference between LoRA and QLoRA") are
+    `explain` unless a workload (a model or size) or a budget is given, or the question asks which model
+    fits ("the biggest model I can run on 24 GB" is advice). A follow-up in a thread is advice.
+    """
     short = e.text_chars <= SHORT_MESSAGE_CHARS
-    if "help" in e.cues and short and not e.has_workload and not e.distinct_gpus:
+    bare = not e.has_workload and not e.distinct_gpus
+    if "help" in e.cues and short and bare:
         return "help"
-    if "language" in e.cues and short and not e.has_workload and not e.distinct_gpus:
+    if "language" in e.cues and (short or e.language_named) and bare:
         return "language"
     if "digest" in e.cues and not e.has_workload:
         return "digest"
     if "alert" in e.cues and not e.has_workload:
         return "alert"
+    if e.follow_up:
+        return "advise"
     if e.distinct_gpus >= 2 and ("compare" in e.cues or "compare_weak" in e.cues):
         return "compare"
+    if e.distinct_gpus == 1 and not e.has_workload and "price" in e.cues:
+        return "price"  # "an H100 an hour on runpod vs lambda": providers compared, one GPU priced
     if e.distinct_gpus >= 1 and "compare" in e.cues and not e.has_workload:
         return "compare"
     if e.distinct_gpus and not e.has_workload and "price" in e.cues:
         return "price"
     if e.distinct_gpus and not e.has_workload and "specs" in e.cues:
         return "specs"
-    if "explain" in e.cues and not e.has_workload:
+    knowledge = "explain" in e.cues or ("compare" in e.cues and not e.distinct_gpus)
+    if knowledge and not (e.has_workload or e.has_budget or "advise" in e.cues):
         return "explain"
     if e.distinct_gpus >= 2 and not e.has_workload:
         return "compare"
-    if e.distinct_gpus and not (e.has_workload or e.has_method or e.has_money_or_time):
+    if e.distinct_gpus and not (e.has_workload or e.has_method or e.has_money_or_time or "advise" in e.cues):
         return "specs"
     if "help" in e.cues and not e.anything:
         return "help"
     if not e.anything and not e.cues:
         return "help"
     return "advise"
+
+
+def is_follow_up(text: str, vocabulary: Vocabulary, *, names_model: bool) -> bool:
+    """A short message that opens or closes like a follow-up ("and with AWQ?", "那换成AWQ呢？", "¿Y si...?")
+    and names no model: it changes the previous request of the thread, which the answering layer merges."""
+    if names_model or len(text) > FOLLOW_UP_MAX_CHARS:
+        return False
+    body = text.lstrip(" ¿¡\"'(")
+    for _, start, _ in vocabulary.follow_up_open.find(body[:24]):
+        if start <= FOLLOW_UP_EDGE_CHARS and not body[:start].strip(" ,."):
+            return True
+    end = len(text.rstrip(_CLOSING_MARKS))
+    tail = text[max(0, end - 24) : end]
+    return any(stop == len(tail) for _, _, stop in vocabulary.follow_up_close.find(tail))

@@ -34,7 +34,10 @@ _BATCH_WORDS = (
     "バッチサイズ", "バッチ", "tamaño de lote", "tamaño del lote", "lote", "batchgröße",
     "taille de lot", "taille du batch", "kích thước batch",
 )
-_JOIN = r"\s?(?:size|length|len|of|is|=|:|为|為|是|는|은|は|を|が|de|von|~|≈|约|大约|about|around)?\s?"
+_JOIN = (
+    r"\s?(?:size|length|len|of|is|=|:|为|為|是|는|은|를|을|は|を|が|de|von|~|≈|约|大约|about|around|to|at|auf|à|lên|"
+    r"要|改成|改为|改為|设为|设成|调到|到)?\s?"
+)
 
 
 @dataclass(frozen=True, slots=True)

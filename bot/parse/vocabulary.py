@@ -19,10 +19,11 @@ log = logging.getLogger(__name__)
 
 LANGUAGE_FILES: tuple[str, ...] = ("en", "zh", "ko", "ja", "es", "de", "fr", "vi")
 INTENT_KEYS = frozenset(
-    {"help", "language", "digest", "alert", "compare", "compare_weak", "price", "specs", "explain"}
+    {"help", "language", "digest", "alert", "compare", "compare_weak", "price", "specs", "explain", "advise"}
 )
 METHOD_KEYS = frozenset(
-    {"qlora", "lora", "full", "pretrain", "inference", "serving", "running", "diffusion", "finetune", "train", "rl"}
+    {"qlora", "lora", "full", "pretrain", "inference", "serving", "running", "diffusion", "generate", "finetune", "train",
+     "rl"}
 )
 LEVEL_KEYS = frozenset({"low", "medium", "high"})
 OBJECTIVE_KEYS = frozenset({"cheapest", "fastest", "simplest"})
@@ -173,6 +174,9 @@ class Vocabulary:
     per_hour: tuple[str, ...]
     sample_units: tuple[str, ...]
     epoch_units: tuple[str, ...]
+    count_questions: tuple[str, ...]  # "how many", "几张", "몇 장": next to a GPU, the count is the question
+    follow_up_open: PhraseTable  # "and with", "那", "그럼", "では", "y si", "und mit", "et avec", "còn"
+    follow_up_close: PhraseTable  # "instead?", "呢", "면요?", "たら？", "thì sao?"
     stopwords: Mapping[str, frozenset[str]]  # stopwords plus the words of the language's own phrases
     simplified_chars: frozenset[str]
     traditional_chars: frozenset[str]
@@ -280,7 +284,10 @@ def load_vocabulary() -> Vocabulary:
     }
     counts: dict[str, int] = {}
     units: dict[str, float] = {}
-    lists: dict[str, list[str]] = {k: [] for k in ("gpu_units", "prefixes", "per_hour", "samples", "epochs")}
+    lists: dict[str, list[str]] = {
+        k: [] for k in ("gpu_units", "prefixes", "per_hour", "samples", "epochs", "count_questions")
+    }
+    follow_up: dict[str, dict[str, Any]] = {"open": {}, "close": {}}
     stopwords: dict[str, frozenset[str]] = {}
     for file in LANGUAGE_FILES:
         data = _read(file)
@@ -308,8 +315,12 @@ def load_vocabulary() -> Vocabulary:
             for variant in extend([unit]):
                 units.setdefault(normalise(variant), float(hours))
         lists["prefixes"] += extend(_require_list(deadline, file, "prefixes"))
-        for key, target in (("gpu_units", "gpu_units"), ("per_hour", "per_hour"), ("samples", "samples"), ("epochs", "epochs")):
+        for key, target in (("gpu_units", "gpu_units"), ("per_hour", "per_hour"), ("samples", "samples"),
+                            ("epochs", "epochs"), ("count_questions", "count_questions")):
             lists[target] += extend(_require_list(data, file, key))
+        for side in ("open", "close"):
+            for phrase in extend(_require_list(data, file, f"follow_up_{side}")):
+                follow_up[side].setdefault(phrase, True)
         words = _require_list(data, file, "stopwords") + _phrase_words(data)
         stopwords[file] = frozenset(normalise(w) for w in extend(words))
     symbols, usd, as_of, source = _currency()
@@ -329,6 +340,9 @@ def load_vocabulary() -> Vocabulary:
         per_hour=norm["per_hour"],
         sample_units=norm["samples"],
         epoch_units=norm["epochs"],
+        count_questions=norm["count_questions"],
+        follow_up_open=build_table(follow_up["open"]),
+        follow_up_close=build_table(follow_up["close"]),
         stopwords=stopwords,
         simplified_chars=frozenset(to_trad),
         traditional_chars=frozenset(to_trad.values()),
