@@ -58,7 +58,7 @@ def _named_count(mentions: tuple[GpuMention, ...]) -> int | None:
 
 def _machines(found: GpuFound, count: int) -> str | None:
     nodes = found.nodes
-    if nodes is None:
+    if nodes is None or (nodes.count == 1 and not found.board):
         return None
     if found.board:
         return f"{nodes.count} machine(s) of {GPUS_PER_BOARD} GPUs (a datacenter board holds {GPUS_PER_BOARD}) = {count}"

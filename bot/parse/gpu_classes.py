@@ -21,6 +21,8 @@ _NOUN = (
     r"tarjetas?(?: gráficas?)?|gráficas?|cartes?(?: graphiques?)?|card(?: đồ họa)?)(?![a-z])"
     r"|显卡|顯卡|卡|그래픽\s?카드|카드|グラボ|ビデオカード|カード)"
 )
+# One word that may stand between a memory figure and its noun: "an 8GB laptop GPU", "two 24GB used cards".
+_DESCRIPTOR = r"(?:laptop|notebook|mobile|used|second-hand|nvidia|amd|radeon|geforce|desktop|single|old|cheap|cloud)"
 _VRAM = r"(?:(?<![a-z])vram(?![a-z])|显存|顯存|ビデオメモリ|비디오 메모리)"
 _MEM = r"(?<![\d.])(?<!\d,)(\d{1,4}(?:\.\d)?)\s?-?(?:gib|gb|go|g)(?![a-z0-9])"
 _APPLE = (
@@ -67,9 +69,15 @@ def _patterns() -> dict[str, re.Pattern[str]]:
     segment = "|".join(re.escape(w) for w in sorted(SEGMENT_WORDS, key=len, reverse=True))
     return {
         # "24gb card", "24g的卡", "48gbのgpu", "80-gb-karte", "24g显存的卡", "80gb gpu"
-        "memory_noun": re.compile(rf"{_MEM}\s?(?:{_VRAM})?\s?(?:的|の|-|\s)?\s?(?:(?:{segment})\s?)?({_NOUN})"),
+        "memory_noun": re.compile(
+            rf"{_MEM}\s?(?:{_VRAM})?\s?(?:的|の|-|\s)?\s?(?:(?:{segment})\s?)?(?:{_DESCRIPTOR}\s)?({_NOUN})"
+        ),
+        # "the biggest model that fits in 48GB"
+        "fits_in": re.compile(rf"(?<![a-z])fits?\s(?:in|into|within|on)\s{_MEM}(?!\s?(?:of\s)?(?:system\s)?(?:ram|memory|disk))"),
         # "cards of 141g", "tarjeta de 24 gb", "card 48gb", "gpu with 24gb"
-        "noun_memory": re.compile(rf"({_NOUN})\s?(?:of|with|de|mit|con|avec|với|:)?\s?(?:\()?{_MEM}"),
+        "noun_memory": re.compile(
+            rf"({_NOUN})\s?(?:of|with|de|mit|con|avec|với|:)?\s?(?:je|each|cada|chacune|chacun|mỗi)?\s?(?:\()?{_MEM}"
+        ),
         # "48g显存", "24gb vram", "24gb of vram", "显存48g", "vram 24gb"
         "vram": re.compile(rf"{_MEM}\s?(?:of\s)?{_VRAM}|{_VRAM}\s?(?:of|:|为|是|が|は|은|는)?\s?{_MEM}"),
         "apple": re.compile(_APPLE),
@@ -88,7 +96,7 @@ def find_gpu_classes(text: str) -> list[GpuClass]:
     apple = _apple(text, patterns)
     if apple is not None:
         return [apple]
-    for key in ("memory_noun", "noun_memory", "vram"):
+    for key in ("memory_noun", "noun_memory", "vram", "fits_in"):
         for m in patterns[key].finditer(text):
             if _taken(found, m.start(), m.end()):
                 continue

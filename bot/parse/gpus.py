@@ -133,7 +133,7 @@ def find_gpus(text: str, snapshot: Snapshot, vocabulary: Vocabulary) -> GpuFound
         return found
     if not (loose or any(m.count for m in merged)):
         return _board(found, nodes, snapshot)
-    return replace(found, mentions=_times(merged, nodes.count), loose_count=loose * nodes.count if loose else None,
+    return replace(found, mentions=_times(merged, nodes), loose_count=loose * nodes.count if loose else None,
                    nodes=nodes)
 
 
@@ -170,9 +170,11 @@ def _board(found: GpuFound, nodes: Nodes, snapshot: Snapshot) -> GpuFound:
     return replace(found, mentions=(replace(found.mentions[0], count=count),), nodes=nodes, board=True)
 
 
-def _times(mentions: tuple[GpuMention, ...], nodes: int) -> tuple[GpuMention, ...]:
-    """Per-machine counts times the number of machines ("2 nodes of 8 H100" is 16 H100)."""
-    return tuple(replace(m, count=m.count * nodes) if m.count else m for m in mentions)
+def _times(mentions: tuple[GpuMention, ...], nodes: Nodes) -> tuple[GpuMention, ...]:
+    """Per-machine counts times the number of machines ("2 nodes of 8 H100" is 16 H100); a count that is
+    already machines x GPUs per machine ("16张H100，两台，每台8张") is the total."""
+    total = nodes.count * nodes.per_machine if nodes.per_machine else None
+    return tuple(replace(m, count=m.count * nodes.count) if m.count and m.count != total else m for m in mentions)
 
 
 def _together(text: str, spans: list[tuple[int, int]]) -> bool:

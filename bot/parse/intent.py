@@ -8,8 +8,10 @@ from bot.parse.vocabulary import Vocabulary
 
 SHORT_MESSAGE_CHARS = 40  # "help" or "reply in Korean" only counts as the whole request when short
 FOLLOW_UP_MAX_CHARS = 100  # a follow-up in a thread is a short message
+FOLLOW_UP_NAMED_MAX_CHARS = 40  # "and for 13B?", "那换成72B呢": a follow-up naming a model is shorter still
 FOLLOW_UP_EDGE_CHARS = 3  # an opener starts within this many characters of the start ("¿Y si", "ok, and")
 _CLOSING_MARKS = " ?？!！.。…~"
+_CLAUSE_END = tuple(",.!，。！、")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,13 +74,16 @@ def decide_intent(e: Evidence) -> str:
 
 
 def is_follow_up(text: str, vocabulary: Vocabulary, *, names_model: bool) -> bool:
-    """A short message that opens or closes like a follow-up ("and with AWQ?", "那换成AWQ呢？", "¿Y si...?")
-    and names no model: it changes the previous request of the thread, which the answering layer merges."""
-    if names_model or len(text) > FOLLOW_UP_MAX_CHARS:
+    """A short message that opens or closes like a follow-up ("and with AWQ?", "那换成AWQ呢？", "¿Y si...?"):
+    it changes the previous request of the thread, which the answering layer merges. One that names a model
+    must be shorter still ("and for 13B?"): "if I use 4 4090s for Llama 3 70B, ..." is a request of its own."""
+    if len(text) > (FOLLOW_UP_NAMED_MAX_CHARS if names_model else FOLLOW_UP_MAX_CHARS):
         return False
     body = text.lstrip(" ¿¡\"'(")
-    for _, start, _ in vocabulary.follow_up_open.find(body[:24]):
-        if start <= FOLLOW_UP_EDGE_CHARS and not body[:start].strip(" ,."):
+    for _, start, _ in vocabulary.follow_up_open.find(body[:40]):
+        before = body[:start].rstrip(" ¿¡")
+        # at the start, or after a short first clause ("ok thanks, and for 13B?", "好的，那换成AWQ呢")
+        if start <= FOLLOW_UP_EDGE_CHARS and not before.strip(" ,.") or before[-1:] in _CLAUSE_END and len(before) <= 24:
             return True
     end = len(text.rstrip(_CLOSING_MARKS))
     tail = text[max(0, end - 24) : end]

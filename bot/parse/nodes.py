@@ -24,7 +24,8 @@ _NOUN_FIRST = ("노드", "서버", "머신", "ノード", "サーバー", "サ�
 # A GPU count written with these words is already the cluster total ("16 H100 across 2 nodes").
 _TOTAL_WORDS = (
     "total", "across", "in all", "altogether", "总共", "一共", "總共", "共计", "合計", "合计", "全部で",
-    "총", "insgesamt", "zusammen", "en total", "au total", "tổng",
+    "총", "insgesamt", "zusammen", "en total", "au total", "tổng", "分两台", "分成", "分布在", "分在", "split across",
+    "spread over", "spread across", "repartidas", "verteilt", "réparties",
 )
 # "one node", "a single server", "1ノード", "单机", "노드 하나": a single machine (a GPU board's worth).
 _ONE = (
@@ -38,7 +39,7 @@ _ONE_ANCHORS = ("node", "server", "box", "nodo", "servidor", "nœud", "noeud", "
 # "4台8卡", "2台8xA100", "两台 每台8卡": a machine count written straight before the per-machine GPU count.
 _MACHINES_THEN_GPUS = re.compile(
     r"(?<![\d.])(\d{1,3}|[一二两兩三四五六七八九十]{1,2})\s?(?:台|대)\s?(?:机器|機器|服务器|伺服器|主机|主機|节点|節點|서버)?"
-    r"\s?[,，、]?\s?(?:每台|각)?\s?(?=\d{1,2}\s?(?:卡|张|張|块|塊|x|\*|장|gpu)|[一二两兩三四五六七八九十]{1,2}\s?(?:卡|张|張|块|塊))"
+    r"\s?[,，、]?\s?(?:每台|各|각)?\s?(?=(\d{1,2}|[一二两兩三四五六七八九十]{1,2})\s?(?:卡|张|張|块|塊|x|\*|장|gpu))"
 )
 
 
@@ -49,6 +50,7 @@ class Nodes:
     count: int
     per_node: bool
     span: tuple[int, int]
+    per_machine: int | None = None  # "4台8卡": the GPUs each machine holds, when written next to the machines
 
 
 @functools.lru_cache(maxsize=1)
@@ -77,7 +79,7 @@ def find_nodes(text: str, count_words: Mapping[str, int]) -> Nodes | None:
     for m in _MACHINES_THEN_GPUS.finditer(text):
         value = count_value(m.group(1), count_words)
         if value and 2 <= value <= MAX_NODES:
-            return Nodes(value, True, m.span())
+            return Nodes(value, True, m.span(), count_value(m.group(2), count_words))
     for pattern in (before, after):
         for m in pattern.finditer(text):
             value = count_value(m.group(1), {**count_words, "두": 2, "세": 3, "네": 4})

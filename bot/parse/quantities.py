@@ -88,7 +88,7 @@ def _patterns(vocab_id: int, units: tuple[str, ...], epochs: tuple[str, ...]) ->
             r"|(?:resolution|分辨率|解像度|해상도)\s?[=:：]?\s?(\d{3,4})"
         ),
         "tokens": re.compile(
-            rf"({number_not_after('0-9.')})\s?({MULTIPLIER_RE})?\s?"
+            rf"({number_not_after('0-9.')})\s?({MULTIPLIER_RE})?\s?(?:de\s|of\s|d')?"
             r"(?:tokens?|tok(?![a-z])|词元|個?个?token|토큰|トークン)"
         ),
         "samples": re.compile(

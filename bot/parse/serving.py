@@ -78,12 +78,14 @@ _USERS_AFTER = (
 _USERS_BEFORE = (
     r"concurrency(?: of)?|concurrent users|concurrent requests|并发(?:数|量|用户)?|並發|同时在线|同時在線|"
     r"동시\s?접속(?:자)?|동시\s?사용자|동시\s?요청|同時接続(?:数)?|同時アクセス(?:数)?|同時リクエスト(?:数)?|"
-    r"max[-_ ]num[-_ ]seqs|--parallel|-np|batch of|同時|同时"
+    r"max[-_ ]num[-_ ]seqs|--parallel|-np|batch of|team of|同時|同时"
 )
+# "500 requests per second" is a rate, not 500 requests in flight.
+_NOT_A_RATE = r"(?!\s?(?:per|a|/|每|mỗi|pro|par|por|je)\s?(?:second|sec|s\b|秒|giây|sekunde|seconde|segundo))"
 # Words between a quantity's word and its number: "并发大概50", "QPS大概20", "每秒至少20个token".
 _ABOUT = r"(?:(?:大概|大约|大約|约|約|左右|至少|要出|要|出|能|需要|峰值|最大|最多|最低|およそ|約|약|최대|최소|around|about|roughly|at least|~|≈)\s?)?"
 _RPS_AFTER = (
-    r"(?:qps|rps|req/s|reqs/s|requests?/s|requests? per second|requests? a second|个?请求每秒|requêtes par seconde|"
+    r"(?:qps|rps|req/s|reqs/s|requests?/s|req/sec|reqs/sec|requests?/sec|requests? per second|requests? per sec|requests? a second|个?请求每秒|requêtes par seconde|"
     r"anfragen pro sekunde|anfragen je sekunde|peticiones por segundo|solicitudes por segundo|requests? mỗi giây|"
     r"yêu cầu mỗi giây|リクエスト/秒|件/秒)"
 )
@@ -95,7 +97,7 @@ _TOTAL = re.compile(r"total|aggregate|overall|in all|combined|总|總|합계|전
 _ANCHORS = ("user", "request", "session", "client", "max-num-seqs", "max_num_seqs", "max num seqs", "people", "concurren", "并发", "並發", "同时", "同時",
             "동시", "명", "人", "ユーザー", "usuario", "nutzer", "utilisateur", "người", "qps", "rps", "req",
             "每秒", "초당", "秒", "tok", "t/s", "tps", "parallel", "-np", "batch of", "employees", "customers",
-            "agents", "simultan", "anfragen", "peticiones", "solicitudes", "requête", "mỗi giây", "yêu cầu",
+            "agents", "simultan", "team of", "anfragen", "peticiones", "solicitudes", "requête", "mỗi giây", "yêu cầu",
             "リクエスト", "gleichzeitig", "毎秒")
 
 
@@ -122,7 +124,7 @@ def _tables() -> dict[str, PhraseTable]:
 @functools.lru_cache(maxsize=1)
 def _patterns() -> dict[str, re.Pattern[str]]:
     return {
-        "users_after": re.compile(rf"(?<![\w.]){_NUM}\s?(?:\+\s?)?(?:{_USERS_AFTER})(?![a-z])"),
+        "users_after": re.compile(rf"(?<![\w.]){_NUM}\s?(?:\+\s?)?(?:{_USERS_AFTER})(?![a-z]){_NOT_A_RATE}"),
         "users_before": re.compile(rf"(?:{_USERS_BEFORE})\s?(?:=|:|of|is|为|為|은|는|が|は)?\s?{_ABOUT}{_NUM}(?![0-9a-z])"),
         "rps_after": re.compile(rf"(?<![\w.]){_NUM}\s?{_RPS_AFTER}(?![a-z])"),
         "rps_before": re.compile(rf"{_RPS_BEFORE}\s?(?:=|:)?\s?{_ABOUT}{_NUM}(?![0-9a-z])"),
