@@ -82,7 +82,7 @@ def _patterns(vocab_id: int, counts: tuple[str, ...], units: tuple[str, ...]) ->
             rf"|(?:gpu|显卡|顯卡|그래픽카드|グラボ)\s?(?:를|가|は|を)?\s?({number})\s?(?:{unit})"
         ),
         "range": re.compile(
-            rf"(?<![\d.,])(\d{{1,3}})\s?(?:-|–|~|〜|to|bis|a|à|đến|到|至)\s?(\d{{1,3}})\s?(?:x\s?)?(?={unit}|{_VENDOR}(?:{name}))"
+            rf"(?<![\d.])(?<!\d,)(\d{{1,3}})\s?(?:-|–|~|〜|to|bis|a|à|đến|到|至)\s?(\d{{1,3}})\s?(?:x\s?)?(?={unit}|{_VENDOR}(?:{name}))"
         ),
     }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from bot.parse.vocabulary import Vocabulary
@@ -12,6 +13,7 @@ FOLLOW_UP_NAMED_MAX_CHARS = 40  # "and for 13B?", "那换成72B呢": a follow-up
 FOLLOW_UP_EDGE_CHARS = 3  # an opener starts within this many characters of the start ("¿Y si", "ok, and")
 _CLOSING_MARKS = " ?？!！.。…~"
 _CLAUSE_END = tuple(",.!，。！、")
+_LEAD = re.compile(r"^[\s,.!:;，。！、：]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +75,18 @@ def decide_intent(e: Evidence) -> str:
     return "advise"
 
 
+def without_polite(text: str, vocabulary: Vocabulary) -> str:
+    """The request without greetings and thanks ("hi, ... thanks!"), for the rules that look at its length
+    or at how it opens and closes: wrapping a request in polite words does not change what it asks."""
+    found = vocabulary.polite.find(text)
+    if not found:
+        return text
+    chars = list(text)
+    for _, start, end in found:
+        chars[start:end] = " " * (end - start)
+    return _LEAD.sub("", "".join(chars)).strip(_CLOSING_MARKS + ",，、:：")
+
+
 def is_follow_up(text: str, vocabulary: Vocabulary, *, names_model: bool) -> bool:
     """A short message that opens or closes like a follow-up ("and with AWQ?", "那换成AWQ呢？", "¿Y si...?"):
     it changes the previous request of the thread, which the answering layer merges. One that names a model
@@ -87,4 +101,4 @@ def is_follow_up(text: str, vocabulary: Vocabulary, *, names_model: bool) -> boo
             return True
     end = len(text.rstrip(_CLOSING_MARKS))
     tail = text[max(0, end - 24) : end]
-    return any(stop == len(tail) for _, _, stop in vocabulary.follow_up_close.find(tail))
+    return vocabulary.follow_up_close.search(tail) is not None

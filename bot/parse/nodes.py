@@ -24,7 +24,7 @@ _NOUN_FIRST = ("노드", "서버", "머신", "ノード", "サーバー", "サ�
 # A GPU count written with these words is already the cluster total ("16 H100 across 2 nodes").
 _TOTAL_WORDS = (
     "total", "across", "in all", "altogether", "总共", "一共", "總共", "共计", "合計", "合计", "全部で",
-    "총", "insgesamt", "zusammen", "en total", "au total", "tổng", "分两台", "分成", "分布在", "分在", "split across",
+    "총", "insgesamt", "en total", "au total", "tổng", "分两台", "分成", "分布在", "分在", "split across",
     "spread over", "spread across", "repartidas", "verteilt", "réparties",
 )
 # "one node", "a single server", "1ノード", "单机", "노드 하나": a single machine (a GPU board's worth).
@@ -57,7 +57,7 @@ class Nodes:
 def _patterns(counts: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     number = rf"(\d{{1,3}}|{phrase_regex(list(counts))}|[一二两兩三四五六七八九十]{{1,3}})"
     nouns = phrase_regex(list(_LATIN_NOUNS + _CJK_NOUNS))
-    before = re.compile(rf"(?<![\d.,])(?<![a-z]){number}\s?(?:x\s?)?(?:台|个|個|개|대)?\s?(?:{nouns})")
+    before = re.compile(rf"(?<![\d.])(?<!\d,)(?<![a-z]){number}\s?(?:x\s?)?(?:台|个|個|개|대)?\s?(?:{nouns})")
     after = re.compile(
         rf"(?:{phrase_regex(list(_NOUN_FIRST))})\s?(?:를|을|가|이|는|은|が|を|は|x|:|=)?\s?(\d{{1,3}}|[一二两兩三四五六七八九十]|두|세|네)"
         rf"\s?(?:개|대|台|つ)?(?![\d])"

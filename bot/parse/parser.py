@@ -21,7 +21,7 @@ from bot.parse.config import find_config
 from bot.parse.deadline import find_deadline_hours
 from bot.parse.gpus import find_gpus
 from bot.parse.counts import decide_count
-from bot.parse.intent import Evidence, decide_intent, is_follow_up
+from bot.parse.intent import Evidence, decide_intent, is_follow_up, without_polite
 from bot.parse.language import detect_language
 from bot.parse.models import ModelFound, find_model
 from bot.parse.money import find_money
@@ -99,14 +99,15 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
 
     has_workload = params_b is not None or bool(model_id)
     method = _workload_kind(training.method, serving, has_workload, found_gpus, assumed)
-    follow_up = is_follow_up(text, vocab, names_model=has_workload or model.mention is not None)
+    core = without_polite(text, vocab)
+    follow_up = is_follow_up(core, vocab, names_model=has_workload or model.mention is not None)
     serves = method in ("serving", "running") or (follow_up and method is None)
     context_tokens = None
     if serves:
         context_tokens, seq_len = _context_tokens(seq_len, serving, assumed), None
     evidence = Evidence(
         cues=cues,
-        text_chars=len(text),
+        text_chars=len(core),
         distinct_gpus=len({g.gpu_id or g.query for g in found_gpus}),
         has_workload=has_workload,
         has_method=method is not None,
