@@ -45,3 +45,32 @@ def test_issue15_requests(catalog_snapshot: Any) -> None:  # noqa: F811
         if wrong:
             misses.append(f"{case['id']}: {case['text'][:60]!r} want {wrong}")
     assert not misses, "\n".join(misses)
+
+
+def test_unknown_model_asks_for_its_size_with_the_closest_presets(catalog_snapshot: Any) -> None:  # noqa: F811
+    ask = parse("what GPU to fine-tune Vistral?", snapshot=catalog_snapshot)
+    assert ask.model is not None and ask.model.model_id is None and ask.params_b is None
+    assert ("model_unknown", "vistral") in ask.clarifications
+    assert ask.model.candidates[0] == "mistral-7b"  # the nearest spelling the catalog holds, offered, not taken
+    assert ("model_size_missing", "vistral") in ask.clarifications  # for readers without the new kind
+
+
+def test_a_size_in_the_text_wins_over_a_guess(catalog_snapshot: Any) -> None:  # noqa: F811
+    ask = parse("serve our in-house 12B model to 40 people", snapshot=catalog_snapshot)
+    assert ask.params_b == 12 and not ask.clarifications
+    ask = parse("Swallow 70BをQLoRAで追加学習したい", snapshot=catalog_snapshot)
+    assert ask.params_b == 70 and ask.model is not None and ask.model.model_id is None
+    assert "not in the catalog" in ask.assumed["model"]
+
+
+def test_workload_kinds_map_onto_the_engine_methods(catalog_snapshot: Any) -> None:  # noqa: F811
+    from bot.parse import ask_to_workload
+
+    def method(text: str) -> str | None:
+        return ask_to_workload(parse(text, snapshot=catalog_snapshot), catalog_snapshot).method
+
+    assert method("GRPO on Qwen2.5 7B with 4 H100") == "full"  # TRL trains every weight without PEFT
+    assert method("DPO with LoRA on Llama 3 8B") == "lora"
+    assert method("Flux LoRA training on a 4090") == "diffusion"
+    assert method("serve Llama 3 8B to 50 users") == "inference"
+    assert method("can a 4090 run Qwen2.5 14B?") == "inference"

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from rapidfuzz import fuzz, process
+from rapidfuzz import fuzz
 
 from bot.parse.ask import ModelMention
 from knowledge.resolve_models import normalise_model_name
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 MAX_MODEL_QUERIES = 6  # resolver calls per message, to keep parsing under a millisecond
 MAX_CANDIDATES = 3  # closest presets offered for a model the catalog lacks
-CLOSEST_CUTOFF = 50.0  # rapidfuzz WRatio below which a preset is not offered as close
+CLOSEST_CUTOFF = 60.0  # rapidfuzz ratio (0-100) below which a preset is not offered as close
 # Other names of a family ("千问3 32B" is Qwen3 32B) and DeepSeek-R1 named as "R1" ("8卡H20部署R1").
 _ALIASES = (
     (re.compile(r"通义千问|通義千問|千问|千問"), "qwen"),
@@ -106,25 +106,30 @@ def _not_in_catalog(family: str, name: str, size: SizeMention | None, snapshot: 
     ("Vistral", "Mistral Small") is asked for its parameter count with the closest presets offered."""
     if size is not None:
         note = f"'{name}' is not in the catalog: sized as the {_size_text(size.params_b).upper()} written"
-        return ModelFound(ModelMention(None, name, size.params_b), family, assumed={"model": note})
+        return ModelFound(ModelMention(None, name, size.params_b), family or None, assumed={"model": note})
     known = _family_presets(family, snapshot)
     if known and name.strip() == family:
         return ModelFound(ModelMention(None, name, None, known[:MAX_CANDIDATES]), family)
     closest = known[:MAX_CANDIDATES] or _closest(name, snapshot)
-    return ModelFound(ModelMention(None, name, None, closest), family, unknown=name)
+    return ModelFound(ModelMention(None, name, None, closest), family or None, unknown=name)
 
 
 def _family_presets(family: str, snapshot: Snapshot) -> tuple[str, ...]:
     """Catalog presets of a family word, newest first ("qwen" -> qwen3-..., qwen2.5-...)."""
     key = family.replace(" ", "-")
-    return tuple(m for m in reversed(list(snapshot.models)) if m.startswith(key))
+    return tuple(m for m in reversed(list(snapshot.models)) if m.startswith(key)) if key else ()
 
 
 def _closest(name: str, snapshot: Snapshot) -> tuple[str, ...]:
-    """The presets whose names are nearest to an unknown one (rapidfuzz WRatio), best first."""
-    names = {m.id: m.name.casefold() for m in snapshot.models.values()}
-    found = process.extract(name, names, scorer=fuzz.WRatio, limit=MAX_CANDIDATES, score_cutoff=CLOSEST_CUTOFF)
-    return tuple(str(key) for _, _, key in found)
+    """The presets whose id or name is nearest to an unknown name (rapidfuzz ratio; a Hub org dropped)."""
+    query = name.rsplit("/", 1)[-1]
+    best: dict[str, float] = {}
+    for model in snapshot.models.values():
+        for spelling in (model.id, model.name.casefold()):
+            score = fuzz.ratio(query, spelling, score_cutoff=CLOSEST_CUTOFF)
+            best[model.id] = max(best.get(model.id, 0.0), score)
+    ranked = sorted((m for m, s in best.items() if s), key=lambda m: -best[m])
+    return tuple(ranked[:MAX_CANDIDATES])
 
 
 def _trusted(query: str, model_id: str, family: str, snapshot: Snapshot) -> bool:

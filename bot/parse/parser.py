@@ -266,7 +266,9 @@ def _clarifications(
         elif g.status == "none":
             out.append((CLARIFY_GPU_UNKNOWN, g.query))
     if model.unknown is not None and not has_workload:
-        out.append((CLARIFY_MODEL_UNKNOWN, model.unknown))  # "how many parameters?" with the closest presets
-    elif intent in _NEEDS_MODEL and not has_workload and (method or model.family or not gpus):
+        # "How many parameters?" with the closest presets (ModelMention.candidates); the size question
+        # follows for a reader that does not show this kind yet.
+        out.append((CLARIFY_MODEL_UNKNOWN, model.unknown))
+    if intent in _NEEDS_MODEL and not has_workload and (method or model.family or not gpus):
         out.append((CLARIFY_MODEL_SIZE, model.family))
     return tuple(out)
