@@ -33,6 +33,7 @@ _NAMES = (
     r"rtx\s?pro\s?\d{4}(?:\s?blackwell)?",
     r"rtx\s?a?\d{4}(?:\s?(?:ada(?:\s?generation)?|ti\s?super|ti|super))?",
     r"(?:gtx\s?)?[1-5]0[5-9]0(?:\s?(?:ti\s?super|ti|super|d))?",
+    r"(?:gtx\s?)?16[56]0(?:\s?(?:ti|super))?",
     r"a[2-6][05]00",
     rf"(?:(?:gh|gb)[23]00|b[123]00a?|h[128]00|h20|a[18]00|a10g?|a30|a40|a16|l40s?|l4|l20|t4|p100|p40|k80|m60|v100){_MEMORY}{{0,2}}",
     r"mi\d{3}x?|rx\s?\d{4}\s?(?:xtx|xt)?|7900\s?xtx?|w7900|gaudi\s?[123]?|tpu\s?v\d[a-z]?",
@@ -75,7 +76,8 @@ def _patterns(vocab_id: int, counts: tuple[str, ...], units: tuple[str, ...]) ->
         ),
         "before": re.compile(rf"(?<![a-z0-9.])(?<!\d,)({number})\s?(?:x|\*|{unit})?\s?(?:of\s|de\s|の)?$"),
         "after": re.compile(
-            rf"^\s?(?:を|が|は|을|를|이|가|로|으로)?\s?(?:(?:x|\*)\s?(\d{{1,4}})(?![0-9])|({number})\s?(?:{unit}))"
+            rf"^\s?(?:\(?\d{{1,3}}\s?(?:gb|gib|go|g)\)?\s?)?(?:を|が|は|을|를|이|가|로|으로)?\s?"
+            rf"(?:(?:x|\*)\s?(\d{{1,4}})(?![0-9])|({number})\s?(?:{unit}))"
         ),
         "loose": re.compile(
             rf"(?<![a-z0-9.])({number})\s?(?:x\s?)?(?:{strict})"
@@ -97,24 +99,27 @@ def find_gpus(text: str, snapshot: Snapshot, vocabulary: Vocabulary) -> GpuFound
     patterns = _patterns(id(vocabulary), tuple(vocabulary.count_words), vocabulary.gpu_units)
     mentions: list[GpuMention] = []
     spans: list[tuple[int, int]] = []
+    several = False  # "4090s", "H100s": several cards of that kind, the count unsaid
     names = has_digit(text) or has_any(text, _NAMES_WITHOUT_DIGITS)
     for m in patterns["gpu"].finditer(text) if names else ():
         if len(mentions) >= MAX_GPU_SPANS:
             break
         query = _CONNECTOR.sub("", m.group(0).strip()).replace(" go", "gb")
         match = resolve_gpu(snapshot.gpu_index, query)
-        if match.status != "found" and query.endswith("s"):  # "a100s", "4090s"; "l40s" resolves as is
-            plural = resolve_gpu(snapshot.gpu_index, query[:-1])
-            match = plural if plural.status == "found" or match.status == "none" else match
+        plural = False
+        if match.status != "found" and query.endswith("s"):  # "a100s", "4090s"; "l40s" and "1660s" are names
+            singular = resolve_gpu(snapshot.gpu_index, query[:-1])
+            plural = singular.status != "none"
+            match = singular if singular.status == "found" or match.status == "none" else match
         count, used = _count_near(text, m.start(), m.end(), patterns, vocabulary)
         count = count or match.count
+        several = several or (plural and count is None)
         spans.append((used[0], used[1]))
         mention = GpuMention(match.status, match.gpu_id, None, tuple(match.candidates), count, query)
         mention = _memory_read(text, m.start(), m.end(), mention, snapshot)
         gpu_id = mention.gpu_id
         name = snapshot.gpus[gpu_id].name if gpu_id is not None and gpu_id in snapshot.gpus else None
         mentions.append(replace(mention, name=name))
-    several = any(_plural(m.query) and m.count is None for m in mentions)
     if not mentions:
         for c in find_gpu_classes(text)[:MAX_GPU_SPANS]:
             count, used = _count_near(text, c.start, c.end, patterns, vocabulary)
@@ -190,12 +195,6 @@ def _range(text: str, patterns: dict[str, re.Pattern[str]]) -> tuple[int, int] |
         if 1 <= low < high <= MAX_COUNT:
             return low, high
     return None
-
-
-def _plural(query: str) -> bool:
-    """"4090s", "H100s": several cards of that kind, no count said."""
-    query = query.rstrip()
-    return query.endswith("s") and query[-2:-1].isdigit()
 
 
 def _count_near(

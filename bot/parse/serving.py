@@ -124,11 +124,11 @@ def _tables() -> dict[str, PhraseTable]:
 @functools.lru_cache(maxsize=1)
 def _patterns() -> dict[str, re.Pattern[str]]:
     return {
-        "users_after": re.compile(rf"(?<![\w.]){_NUM}\s?(?:\+\s?)?(?:{_USERS_AFTER})(?![a-z]){_NOT_A_RATE}"),
+        "users_after": re.compile(rf"(?<![0-9a-z_.]){_NUM}\s?(?:\+\s?)?(?:{_USERS_AFTER})(?![a-z]){_NOT_A_RATE}"),
         "users_before": re.compile(rf"(?:{_USERS_BEFORE})\s?(?:=|:|of|is|为|為|은|는|が|は)?\s?{_ABOUT}{_NUM}(?![0-9a-z])"),
-        "rps_after": re.compile(rf"(?<![\w.]){_NUM}\s?{_RPS_AFTER}(?![a-z])"),
+        "rps_after": re.compile(rf"(?<![0-9a-z_.]){_NUM}\s?{_RPS_AFTER}(?![a-z])"),
         "rps_before": re.compile(rf"{_RPS_BEFORE}\s?(?:=|:)?\s?{_ABOUT}{_NUM}(?![0-9a-z])"),
-        "tps_after": re.compile(rf"(?<![\w.]){_NUM}\s?\+?\s?{_TPS}"),
+        "tps_after": re.compile(rf"(?<![0-9a-z_.]){_NUM}\s?\+?\s?{_TPS}"),
         "tps_before": re.compile(rf"{_TPS_BEFORE}\s?{_ABOUT}{_NUM}\s?(?:个|個)?\s?(?:tokens?|token|토큰|トークン)"),
         # "at 8k", "输入16k", "8k・同時64": a context size with no context word (only where a model is served or run)
         "context": re.compile(r"(?<![0-9a-z.$€¥£])(1|2|4|8|16|32|64|128|256|512|1024)\s?k(?![a-z0-9])(?!\s?(?:tokens? of|users?|requests?|samples|examples|rows|steps|명|人|条|件|개|\$|€|円|元|원))"),
