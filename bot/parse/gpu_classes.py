@@ -79,7 +79,7 @@ def _patterns() -> dict[str, re.Pattern[str]]:
             rf"({_NOUN})\s?(?:of|with|de|mit|con|avec|với|:)?\s?(?:je|each|cada|chacune|chacun|mỗi)?\s?(?:\()?{_MEM}"
         ),
         # "48g显存", "24gb vram", "24gb of vram", "显存48g", "vram 24gb"
-        "vram": re.compile(rf"{_MEM}\s?(?:of\s)?{_VRAM}|{_VRAM}\s?(?:of|:|为|是|が|は|은|는)?\s?{_MEM}"),
+        "vram": re.compile(rf"{_MEM}\s?(?:of\s|の|的)?{_VRAM}|{_VRAM}\s?(?:of|:|为|是|が|は|은|는)?\s?{_MEM}"),
         "apple": re.compile(_APPLE),
         "apple_memory": re.compile(rf"^[^.?!。？！\n]{{0,24}}?(?:with|mit|con|avec|với|de)?\s?{_MEM}"),
         "unified": re.compile(rf"{_MEM}\s?(?:of\s|de\s|の)?{_UNIFIED}"),

@@ -37,7 +37,8 @@ def _patterns() -> tuple[re.Pattern[str], ...]:
         re.compile(r"(\d(?<![0-9.]\d)\d?)\s?x\s?(\d{1,3}(?:\.\d+)?)\s?b(?![a-z0-9])"),
         # 7B, 1.5b, 13 billion, 70 billion params; not $5b nor 1B tokens
         # "1,3B" (a decimal comma: es/de/fr/vi) is 1.3B; "1,300B" would be thousands and is not a model size
-        re.compile(rf"(\d(?<![0-9.$]\d)(?<!\d,\d)\d{{0,3}}(?:[.,]\d{{1,2}}(?!\d))?){billions}(?![a-z0-9]){_NOT_MODEL}"),
+        # (not "A22B" in "Qwen3-235B-A22B": the active parameters of a mixture of experts)
+        re.compile(rf"(\d(?<![0-9.$]\d)(?<![-\s_]a\d)(?<!\d,\d)\d{{0,3}}(?:[.,]\d{{1,2}}(?!\d))?){billions}(?![a-z0-9]){_NOT_MODEL}"),
         # 350M params, smollm-135m, "un modelo de 350M"
         re.compile(
             r"(?:(?<=[-_])(\d{2,4})m(?![a-z0-9])|(?<![0-9.$])(?<!\d,)(\d{2,4})\s?m\s?(?:params|parameters|param|model)"

@@ -10,11 +10,12 @@ from bot.parse.anchors import has_any
 from bot.parse.vocabulary import Vocabulary, build_table, PhraseTable
 
 # Tool names are the same in every language, so they live here rather than in the lexicon files.
-FRAMEWORKS: dict[str, str] = {
+FRAMEWORKS: dict[str, str | None] = {
     "unsloth": "unsloth", "axolotl": "axolotl", "llama-factory": "llamafactory",
     "llama factory": "llamafactory", "llamafactory": "llamafactory", "llama_factory": "llamafactory",
     "llamaboard": "llamafactory", "torchtune": "torchtune", "deepspeed": "deepspeed",
-    "megatron": "megatron", "megatron-lm": "megatron", "nemo": "megatron", "trl": "hf",
+    "megatron": "megatron", "megatron-lm": "megatron", "nemo": "megatron",
+    "mistral nemo": None, "mistral-nemo": None,  # a model (Mistral NeMo 12B), not the NeMo framework "trl": "hf",
     "sfttrainer": "hf", "hf trainer": "hf", "transformers": "hf", "hugging face": "hf",
     "huggingface": "hf", "accelerate": "hf", "peft": "hf", "vllm": "vllm", "ollama": "ollama",
     "llama.cpp": "llama.cpp", "tgi": "tgi", "sglang": "sglang", "ms-swift": "swift",
