@@ -108,7 +108,8 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
     evidence = Evidence(
         cues=cues,
         text_chars=len(core),
-        distinct_gpus=len({g.gpu_id or g.query for g in found_gpus}),
+        # catalog questions (compare, price, specs) are about named GPUs; "a 24 GB card" is hardware for advice
+        distinct_gpus=len({g.gpu_id or g.query for g in found_gpus if g.status != "class"}),
         has_workload=has_workload,
         has_method=method is not None,
         has_money_or_time=_has_money(money.budget) or deadline is not None,

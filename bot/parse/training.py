@@ -211,12 +211,16 @@ def _rl_tuning(context: _Context, quant: str | None) -> str:
     """Which weights an RL run updates: as named, else all of them (TRL's trainers update every weight
     unless given a PEFT config: https://huggingface.co/docs/trl/main/en/peft_integration)."""
     if "qlora" in context.found or ("lora" in context.found and quant == "nf4"):
-        return "qlora"
-    if "lora" in context.found:
-        return "lora"
-    if "full" not in context.found:
+        mode = "qlora"
+    elif "lora" in context.found:
+        mode = "lora"
+    else:
+        mode = "full"
+    if mode != "full" or "full" in context.found:
+        context.assumed["rl_tuning"] = f"RL training with {mode} parameter updates, as written"
+    else:
         context.assumed["rl_tuning"] = "full-parameter RL (no LoRA named; TRL updates every weight without a PEFT config)"
-    return "full"
+    return mode
 
 
 def _str(value: object) -> str | None:
