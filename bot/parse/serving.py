@@ -90,6 +90,12 @@ _RPS_AFTER = (
     r"yêu cầu mỗi giây|リクエスト/秒|件/秒)"
 )
 _RPS_BEFORE = r"(?:qps|每秒(?:请求|請求)?|초당\s?(?:요청)?|秒間(?:リクエスト)?)"
+# Requests per minute ("1000 peticiones por minuto", "每分钟200个请求"): read as per second (/ 60).
+_RPM_AFTER = (
+    r"(?:rpm|qpm|req/min|reqs/min|requests?/min|requests? (?:per|a) minute|peticiones por minuto|solicitudes por minuto|"
+    r"requêtes par minute|anfragen pro minute|requests? mỗi phút|yêu cầu mỗi phút|个?请求每分钟|件/分|リクエスト/分)"
+)
+_RPM_BEFORE = r"(?:每分钟|每分鐘|분당|毎分)"
 _TPS = r"(?:tok/s|tokens?/s|tokens?/sec|tokens? per second|tokens? a second|t/s|tps|token/秒|tokens?每秒|个?token每秒|토큰/초|トークン/秒)"
 _TPS_BEFORE = r"(?:每秒|毎秒|초당|秒間|每秒生成)"
 _PER_USER = re.compile(r"per (?:user|request|stream|sequence|person)|each|每(?:个)?(?:用户|人|路)|사용자당|유저당|1인당|ユーザーあたり|ユーザーごと|por usuario|pro nutzer|par utilisateur|mỗi người")
@@ -98,7 +104,7 @@ _ANCHORS = ("user", "request", "session", "client", "max-num-seqs", "max_num_seq
             "동시", "명", "人", "ユーザー", "usuario", "nutzer", "utilisateur", "người", "qps", "rps", "req",
             "每秒", "초당", "秒", "tok", "t/s", "tps", "parallel", "-np", "batch of", "employees", "customers",
             "agents", "simultan", "team of", "anfragen", "peticiones", "solicitudes", "requête", "mỗi giây", "yêu cầu",
-            "リクエスト", "gleichzeitig", "毎秒")
+            "リクエスト", "gleichzeitig", "毎秒", "minut", "rpm", "qpm", "phút", "每分", "분당", "毎分")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +134,8 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "users_before": re.compile(rf"(?:{_USERS_BEFORE})\s?(?:=|:|of|is|为|為|은|는|が|は)?\s?{_ABOUT}{_NUM}(?![0-9a-z])"),
         "rps_after": re.compile(rf"(?<![0-9a-z_.]){_NUM}\s?{_RPS_AFTER}(?![a-z])"),
         "rps_before": re.compile(rf"{_RPS_BEFORE}\s?(?:=|:)?\s?{_ABOUT}{_NUM}(?![0-9a-z])"),
+        "rpm_after": re.compile(rf"(?<![0-9a-z_.]){_NUM}\s?{_RPM_AFTER}(?![a-z])"),
+        "rpm_before": re.compile(rf"{_RPM_BEFORE}\s?(?:=|:)?\s?{_ABOUT}{_NUM}\s?(?:个|件|개)?\s?(?:请求|請求|요청|リクエスト)"),
         "tps_after": re.compile(rf"(?<![0-9a-z_.]){_NUM}\s?\+?\s?{_TPS}"),
         "tps_before": re.compile(rf"{_TPS_BEFORE}\s?{_ABOUT}{_NUM}\s?(?:个|個)?\s?(?:tokens?|token|토큰|トークン)"),
         # "at 8k", "输入16k", "8k・同時64": a context size with no context word (only where a model is served or run)
@@ -165,7 +173,11 @@ def find_serving(text: str) -> ServingFound:
         if users is not None and users[0] >= 1 and users[0] == int(users[0]) and users[0] <= MAX_CONCURRENCY:
             concurrency = int(users[0])
         rate = _first(("rps_after", "rps_before"), text)
+        per_minute = _first(("rpm_after", "rpm_before"), text) if rate is None else None
         requests = rate[0] if rate is not None else None
+        if per_minute is not None:
+            requests = round(per_minute[0] / 60, 3)
+            assumed["requests_per_s"] = f"{per_minute[0]:g} requests per minute = {requests:g} per second"
         tps = _first(("tps_after", "tps_before"), text)
         if tps is not None:
             tokens, match = tps
