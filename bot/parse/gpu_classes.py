@@ -72,6 +72,12 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "memory_noun": re.compile(
             rf"{_MEM}\s?(?:{_VRAM})?\s?(?:的|の|-|\s)?\s?(?:(?:{segment})\s?)?(?:{_DESCRIPTOR}\s)?({_NOUN})"
         ),
+        # "is 24GB enough", "24G够吗", "24GBで足りる", "reichen 24 GB": an amount of memory said to suffice
+        "enough": re.compile(
+            rf"{_MEM}\s?(?:of\s(?:vram|memory)\s)?(?:be\s)?(?:enough|sufficient|够|足够|夠|で足り|で十分|면 충분|로 충분|이면 충분|"
+            rf"suffisent|suffisant|suficiente|suficientes|reichen|reicht|là đủ|có đủ|đủ)"
+            rf"|(?<![a-z])(?:reichen|reicht|suffisent|bastan|basta)\s{_MEM}"
+        ),
         # "the biggest model that fits in 48GB"
         "fits_in": re.compile(rf"(?<![a-z])fits?\s(?:in|into|within|on)\s{_MEM}(?!\s?(?:of\s)?(?:system\s)?(?:ram|memory|disk))"),
         # "cards of 141g", "tarjeta de 24 gb", "card 48gb", "gpu with 24gb"
@@ -96,7 +102,7 @@ def find_gpu_classes(text: str) -> list[GpuClass]:
     apple = _apple(text, patterns)
     if apple is not None:
         return [apple]
-    for key in ("memory_noun", "noun_memory", "vram", "fits_in"):
+    for key in ("memory_noun", "noun_memory", "vram", "fits_in", "enough"):
         for m in patterns[key].finditer(text):
             if _taken(found, m.start(), m.end()):
                 continue

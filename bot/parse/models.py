@@ -37,7 +37,7 @@ _FAMILIES = (
     "seallm", "sea-lion", "typhoon", "sarvam", "plamo", "kanana",
 )
 _TAIL = (
-    r"(?:[\s\-_.]?(?:v?\d+(?:\.\d+)*(?:x\d+)?(?:[bm]|(?!비트|ビット|比特|位))|instruct|chat|base|coder|math|vl|it|hf|r1|distill"
+    r"(?:[\s\-_.]?(?:v?\d+(?:\.\d+)*(?:x\d+)?(?:[bm]|(?!\s?-?bits?|비트|ビット|比特|位))|instruct|chat|base|coder|math|vl|it|hf|r1|distill"
     r"|moe|large|medium|small|mini|pro|dev|schnell|xl|turbo|nemo|next|a\d+b|qwen|llama))"
 )
 _HF_ID = r"(?<![a-z0-9._/-])([a-z0-9][a-z0-9_.-]{1,40}/[a-z0-9][a-z0-9_.-]{1,80})"
