@@ -81,6 +81,8 @@ def test_json_keys_are_the_documented_ones(catalog_snapshot: Any) -> None:
         # the serving issue's fields (README "parse --json")
         "family", "concurrency", "requests_per_s", "context_tokens", "tokens_per_s", "tokens_per_s_scope",
         "quantization", "kv_cache_dtype", "engine", "priority",
+        # issue 15: a count range, an RL run's parameter mode, a follow-up in a thread
+        "gpu_count_range", "rl_tuning", "follow_up",
     }
 
 

@@ -1,7 +1,8 @@
 """The request corpus (issue 15) is well formed: ids, languages, the split, and labels in the agreed terms.
 
-This checks the measuring instrument, not the parser: parser accuracy on the corpus is printed by
-tests/score_requests.py, and floors for it belong to the parser's owner.
+This checks the measuring instrument, and (last test) the parser's floor on the dev part: accuracy on
+the corpus is printed by tests/score_requests.py. No floor is ever set on the final part, which is
+scored once at the end and never tuned against.
 """
 
 from __future__ import annotations
@@ -279,3 +280,23 @@ def test_the_label_checker_refuses_what_it_should() -> None:
     assert not label_problems(
         {"intent": "advise", "gpus": [{"class": {"memory_gb": 24}}], "gpu_count": {"range": [2, 4]}}
     )
+
+
+# The parser's floor on the dev part (issue 15 targets: intent 90, size 95, method 85, GPUs 90, count 85,
+# every language 85), set at the level the parser reached (99.1 % of fields) less a small margin.
+DEV_FLOOR_FIELDS = 0.98
+DEV_FLOOR = {"intent": 0.97, "params_b": 0.98, "method": 0.98, "gpus": 0.98, "gpu_count": 0.98}
+DEV_FLOOR_LANGUAGE = 0.97
+
+
+def test_parser_floor_on_the_dev_part() -> None:
+    from score_requests import load_snapshot, score
+
+    tally = score(load_cases(DEV), load_snapshot())
+    total = sum(tally.field_ok.values()) / sum(tally.field_all.values())
+    assert total >= DEV_FLOOR_FIELDS, f"{total:.1%} of dev fields right"
+    for name, floor in DEV_FLOOR.items():
+        rate = tally.field_ok[name] / tally.field_all[name]
+        assert rate >= floor, f"{name}: {rate:.1%} < {floor:.0%}"
+    for lang, counts in tally.lang_fields.items():
+        assert counts["ok"] / counts["all"] >= DEV_FLOOR_LANGUAGE, f"{lang}: {counts['ok']}/{counts['all']}"

@@ -19,6 +19,9 @@ Intent = Literal[
 ]
 Language = Literal["en", "zh-Hans", "zh-Hant", "ko", "ja", "es", "de", "fr", "vi"]
 GpuStatus = Literal["found", "ambiguous", "none", "class"]
+# The workload kinds the parser tells apart: the engine's training methods plus RL training, serving (an
+# endpoint for many users) and running (one user, local or batch); `ask_to_workload` maps them for the engine.
+AskMethod = Literal["full", "pretrain", "lora", "qlora", "rl", "serving", "running", "inference", "diffusion"]
 Qualitative = Literal["low", "medium", "high"]
 
 
@@ -27,6 +30,7 @@ CLARIFY_GPU_AMBIGUOUS = "gpu_ambiguous"  # detail = the query, e.g. "a100"
 CLARIFY_GPU_UNKNOWN = "gpu_unknown"  # detail = the query that matched nothing
 CLARIFY_MODEL_SIZE = "model_size_missing"  # detail = None or the family named, e.g. "llama"
 CLARIFY_MODEL_AMBIGUOUS = "model_ambiguous"  # detail = the query
+CLARIFY_MODEL_UNKNOWN = "model_unknown"  # detail = the name; ModelMention.candidates = the closest presets
 CLARIFY_COMPARE_NEEDS_TWO = "compare_needs_two"  # detail = None
 
 
@@ -41,6 +45,7 @@ class ModelMention:
     model_id: str | None
     name: str | None
     params_b: float | None
+    candidates: tuple[str, ...] = ()  # a name the catalog lacks: the closest presets, for the clarification
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +80,7 @@ class Ask:
     text: str
     model: ModelMention | None = None
     params_b: float | None = None
-    method: Method | None = None
+    method: AskMethod | None = None
     precision: str | None = None  # bf16, fp16, fp32, fp8, int8, int4, nf4
     framework: str | None = None  # hf, unsloth, axolotl, llamafactory, torchtune, deepspeed, ...
     optimizer: str | None = None
@@ -83,6 +88,7 @@ class Ask:
     batch_size: int | None = None
     gpus: tuple[GpuMention, ...] = ()
     gpu_count: int | None = None
+    gpu_count_range: tuple[int, int] | None = None  # "2-4 GPUs": gpu_count is then the upper bound
     budget: Budget = field(default_factory=Budget)
     deadline_hours: float | None = None
     dataset_tokens: float | None = None
@@ -107,6 +113,10 @@ class Ask:
     kv_cache_dtype: str | None = None
     engine: str | None = None
     priority: Literal["throughput", "latency"] | None = None
+    rl_tuning: Literal["full", "lora", "qlora"] | None = None  # method "rl": which weights the run updates
+    # A follow-up in a thread ("and with 4-bit?", "那换成AWQ呢？"): only the fields it changes are set; the
+    # answering layer merges it with the thread's previous request.
+    follow_up: bool = False
     ignored: tuple[str, ...] = ()
     assumed: Mapping[str, str] = field(default_factory=_empty_mapping)
     clarifications: tuple[tuple[str, str | None], ...] = ()
@@ -138,6 +148,7 @@ def ask_to_dict(ask: Ask) -> dict[str, Any]:
             for g in ask.gpus
         ],
         "gpu_count": ask.gpu_count,
+        "gpu_count_range": list(ask.gpu_count_range) if ask.gpu_count_range else None,
         "budget": {
             "usd_total": _money(ask.budget.usd_total),
             "usd_per_hour": _money(ask.budget.usd_per_hour),
@@ -157,9 +168,33 @@ def ask_to_dict(ask: Ask) -> dict[str, Any]:
         "kv_cache_dtype": ask.kv_cache_dtype,
         "engine": ask.engine,
         "priority": ask.priority,
+        "rl_tuning": ask.rl_tuning,
+        "follow_up": ask.follow_up,
         "ignored": list(ask.ignored),
         "assumed": dict(ask.assumed),
     }
+
+
+_ENGINE_METHODS: dict[str, Method] = {
+    m: m for m in ("full", "pretrain", "lora", "qlora", "inference", "diffusion")
+}
+
+
+def engine_method(ask: Ask) -> Method | None:
+    """The engine's method for the parsed workload kind.
+
+    Serving and running are its "inference"; training a diffusion model (LoRA or not) is its "diffusion";
+    RL is sized as the training of its policy with the parameter mode the text gave (full unless LoRA is
+    named) until the engine models the extra reference/reward models and rollouts.
+    """
+    method = ask.method
+    if method in ("serving", "running"):
+        return "inference"
+    if ask.family == "diffusion" and method in (None, "lora", "qlora", "full", "diffusion"):
+        return "diffusion"
+    if method == "rl":
+        return _ENGINE_METHODS[ask.rl_tuning or "full"]
+    return _ENGINE_METHODS.get(method) if method else None
 
 
 def _money(value: Decimal | None) -> float | None:
@@ -186,7 +221,7 @@ def ask_to_workload(ask: Ask, snapshot: Snapshot) -> Workload:
     return Workload(
         model=model,
         params_b=ask.params_b,
-        method="inference" if inference else ask.method,
+        method=engine_method(ask),
         framework=ask.framework,
         optimizer=ask.optimizer,
         precision=ask.precision,

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from bot.parse.anchors import anchors, has_any, has_digit
 from bot.parse.ask import GpuMention
+from bot.parse.gpu_classes import find_gpu_classes
 from bot.parse.lookup import resolve_gpu
 from bot.parse.nodes import Nodes, find_nodes
 from bot.parse.numbers import count_value
@@ -19,6 +20,11 @@ if TYPE_CHECKING:
 
 MAX_GPU_SPANS = 6  # more names than this in one message is a pasted table, not a question
 MAX_COUNT = 1024
+GPUS_PER_BOARD = 8  # HGX/DGX boards (H100, H200, A100, B200, MI300X platforms) hold 8 GPUs
+# A memory figure right after or before a GPU name: "4090 48G", "A100 (80GB)", "4070 with 8GB", "the 40GB A100".
+_MEMORY_AFTER = re.compile(r"\s?(?:\(|with\s|mit\s|con\s|avec\s|với\s|de\s)?(\d{1,3})\s?(?:gib|gb|go|g)(?![a-z0-9])")
+_MEMORY_BEFORE = re.compile(r"(?<![\d.])(\d{1,3})\s?(?:gib|gb|go|g)\s?(?:的|の)?\s?$")
+_PLUS = re.compile(r"^\s?(?:\+|&|加上?)\s?$")
 _VENDOR = r"(?:(?:nvidia|geforce|tesla|amd|radeon|instinct|intel|habana|quadro)\s?)*"
 # "80gb", "(40g)", "80 go" (French), "de 80gb" / "mit 80gb" (the connector is dropped before lookup).
 _MEMORY = r"(?:[\s-]?(?:sxm\d?|pcie|nvl|(?:(?:de|with|mit|con|avec|với)\s)?\(?\d{2,3}\s?g(?:b|ib|o)?\)?))"
@@ -27,6 +33,7 @@ _NAMES = (
     r"rtx\s?pro\s?\d{4}(?:\s?blackwell)?",
     r"rtx\s?a?\d{4}(?:\s?(?:ada(?:\s?generation)?|ti\s?super|ti|super))?",
     r"(?:gtx\s?)?[1-5]0[5-9]0(?:\s?(?:ti\s?super|ti|super|d))?",
+    r"(?:gtx\s?)?16[56]0(?:\s?(?:ti|super))?",
     r"a[2-6][05]00",
     rf"(?:(?:gh|gb)[23]00|b[123]00a?|h[128]00|h20|a[18]00|a10g?|a30|a40|a16|l40s?|l4|l20|t4|p100|p40|k80|m60|v100){_MEMORY}{{0,2}}",
     r"mi\d{3}x?|rx\s?\d{4}\s?(?:xtx|xt)?|7900\s?xtx?|w7900|gaudi\s?[123]?|tpu\s?v\d[a-z]?",
@@ -40,19 +47,28 @@ _NAMES_WITHOUT_DIGITS = ("gaudi", "standard_nd")
 
 @dataclass(frozen=True, slots=True)
 class GpuFound:
-    """GPU mentions in order and a count stated without a GPU name."""
+    """GPU mentions in order, a count stated without a GPU name, and how the counts combine."""
 
     mentions: tuple[GpuMention, ...]
     loose_count: int | None
     spans: tuple[tuple[int, int], ...]
-    nodes: Nodes | None = None  # set when counts were multiplied by a number of machines
+    nodes: Nodes | None = None  # machines: counts were multiplied by them, or "a node of H100s"
+    board: bool = False  # the count is 8 per machine, said nowhere: "a node of H100s"
+    count_range: tuple[int, int] | None = None  # "2-4 GPUs"
+    together: bool = False  # "3090 + 4090": the named GPUs are used together, their counts add up
+    plural: bool = False  # "H100s", "24G cards": several, the count unsaid
+
+
+def _glued(units: tuple[str, ...]) -> str:
+    """Unit words that may follow a digit with no space ("8GPU", "4枚"); Latin ones end at a non-letter."""
+    return "(?:" + "|".join(re.escape(u) + ("(?![a-z])" if u[-1].isascii() else "") for u in units) + ")"
 
 
 @functools.lru_cache(maxsize=1)
 def _patterns(vocab_id: int, counts: tuple[str, ...], units: tuple[str, ...]) -> dict[str, re.Pattern[str]]:
     number = rf"(?:\d{{1,4}}|{phrase_regex(list(counts))}|[一二两兩三四五六七八九十]{{1,3}})"
-    unit = phrase_regex(list(units))
-    strict = phrase_regex([u for u in units if u not in _LOOSE_UNITS])
+    unit = _glued(units)
+    strict = _glued(tuple(u for u in units if u not in _LOOSE_UNITS))
     name = "|".join(_NAMES)
     return {
         "gpu": re.compile(
@@ -60,11 +76,15 @@ def _patterns(vocab_id: int, counts: tuple[str, ...], units: tuple[str, ...]) ->
         ),
         "before": re.compile(rf"(?<![a-z0-9.])(?<!\d,)({number})\s?(?:x|\*|{unit})?\s?(?:of\s|de\s|の)?$"),
         "after": re.compile(
-            rf"^\s?(?:を|が|は|을|를|이|가|로|으로)?\s?(?:(?:x|\*)\s?(\d{{1,4}})(?![0-9])|({number})\s?(?:{unit}))"
+            rf"^\s?(?:\(?\d{{1,3}}\s?(?:gb|gib|go|g)\)?\s?)?(?:を|が|は|을|를|이|가|로|으로)?\s?"
+            rf"(?:(?:x|\*)\s?(\d{{1,4}})(?![0-9])|({number})\s?(?:{unit}))"
         ),
         "loose": re.compile(
-            rf"(?<![a-z0-9.])({number})\s?(?:x\s?)?(?:{strict})(?![a-z])"
+            rf"(?<![a-z0-9.])({number})\s?(?:x\s?)?(?:{strict})"
             rf"|(?:gpu|显卡|顯卡|그래픽카드|グラボ)\s?(?:를|가|は|を)?\s?({number})\s?(?:{unit})"
+        ),
+        "range": re.compile(
+            rf"(?<![\d.])(?<!\d,)(\d{{1,3}})\s?(?:-|–|~|〜|to|bis|a|à|đến|到|至)\s?(\d{{1,3}})\s?(?:x\s?)?(?={unit}|{_VENDOR}(?:{name}))"
         ),
     }
 
@@ -79,39 +99,102 @@ def find_gpus(text: str, snapshot: Snapshot, vocabulary: Vocabulary) -> GpuFound
     patterns = _patterns(id(vocabulary), tuple(vocabulary.count_words), vocabulary.gpu_units)
     mentions: list[GpuMention] = []
     spans: list[tuple[int, int]] = []
+    several = False  # "4090s", "H100s": several cards of that kind, the count unsaid
     names = has_digit(text) or has_any(text, _NAMES_WITHOUT_DIGITS)
     for m in patterns["gpu"].finditer(text) if names else ():
         if len(mentions) >= MAX_GPU_SPANS:
             break
         query = _CONNECTOR.sub("", m.group(0).strip()).replace(" go", "gb")
         match = resolve_gpu(snapshot.gpu_index, query)
-        if match.status != "found" and query.endswith("s"):  # "a100s", "4090s"; "l40s" resolves as is
-            plural = resolve_gpu(snapshot.gpu_index, query[:-1])
-            match = plural if plural.status == "found" or match.status == "none" else match
+        plural = False
+        if match.status != "found" and query.endswith("s"):  # "a100s", "4090s"; "l40s" and "1660s" are names
+            singular = resolve_gpu(snapshot.gpu_index, query[:-1])
+            plural = singular.status != "none"
+            match = singular if singular.status == "found" or match.status == "none" else match
         count, used = _count_near(text, m.start(), m.end(), patterns, vocabulary)
         count = count or match.count
+        several = several or (plural and count is None)
         spans.append((used[0], used[1]))
-        gpu_id = match.gpu_id
+        mention = GpuMention(match.status, match.gpu_id, None, tuple(match.candidates), count, query)
+        mention = _memory_read(text, m.start(), m.end(), mention, snapshot)
+        gpu_id = mention.gpu_id
         name = snapshot.gpus[gpu_id].name if gpu_id is not None and gpu_id in snapshot.gpus else None
-        mentions.append(
-            GpuMention(match.status, match.gpu_id, name, tuple(match.candidates), count, query)
-        )
+        mentions.append(replace(mention, name=name))
+    if not mentions:
+        for c in find_gpu_classes(text)[:MAX_GPU_SPANS]:
+            count, used = _count_near(text, c.start, c.end, patterns, vocabulary)
+            spans.append(used)
+            mentions.append(GpuMention("class", None, None, (), count, text[c.start : c.end], c.memory_gb, c.segment))
+            several = several or (c.plural and count is None)
+    together = _together(text, spans) if len({m.gpu_id or m.query for m in mentions}) > 1 else False
+    count_range = _range(text, patterns) if has_digit(text) else None
     nodes = find_nodes(text, vocabulary.count_words)
     if nodes is not None:
         spans.append(nodes.span)
     loose = _loose_count(text, spans, patterns, vocabulary)
     merged = _merge(mentions)
-    if nodes is None or not nodes.per_node or not (loose or any(m.count for m in merged)):
-        return GpuFound(merged, loose, tuple(spans))
-    return GpuFound(_times(merged, nodes.count), loose * nodes.count if loose else None, tuple(spans), nodes)
+    found = GpuFound(merged, loose, tuple(spans), count_range=count_range, together=together, plural=several)
+    if nodes is None or not nodes.per_node:
+        return found
+    if not (loose or any(m.count for m in merged)):
+        return _board(found, nodes, snapshot)
+    return replace(found, mentions=_times(merged, nodes), loose_count=loose * nodes.count if loose else None,
+                   nodes=nodes)
 
 
-def _times(mentions: tuple[GpuMention, ...], nodes: int) -> tuple[GpuMention, ...]:
-    """Per-machine counts times the number of machines ("2 nodes of 8 H100" is 16 H100)."""
-    return tuple(
-        GpuMention(m.status, m.gpu_id, m.name, m.candidates, m.count * nodes, m.query) if m.count else m
-        for m in mentions
-    )
+def _memory_read(text: str, start: int, end: int, mention: GpuMention, snapshot: Snapshot) -> GpuMention:
+    """A memory figure written beside a name picks the variant ("the 40GB A100", "A100 with 80GB"); a figure
+    that no variant of it has is a GPU the catalog lacks (a modded "4090 48G"), not the stock card."""
+    if mention.status == "none":
+        return mention
+    figure = _MEMORY_AFTER.match(text, end, min(len(text), end + 16)) or _MEMORY_BEFORE.search(
+        text, max(0, start - 12), start)
+    if figure is None:
+        return mention
+    memory = float(figure.group(1))
+    gpus = snapshot.gpus
+    if mention.gpu_id is not None and mention.gpu_id in gpus and abs(gpus[mention.gpu_id].vram_gb - memory) < 1:
+        return mention
+    again = resolve_gpu(snapshot.gpu_index, f"{mention.query} {memory:g}gb")
+    if again.gpu_id is not None and again.gpu_id in gpus and abs(gpus[again.gpu_id].vram_gb - memory) < 1:
+        return replace(mention, status="found", gpu_id=again.gpu_id, candidates=())
+    if mention.status == "found":
+        return replace(mention, status="none", gpu_id=None, query=f"{mention.query} {memory:g}g")
+    return mention
+
+
+def _board(found: GpuFound, nodes: Nodes, snapshot: Snapshot) -> GpuFound:
+    """"A node of H100s", "2 servers of A100": a datacenter GPU's board holds 8 (HGX/DGX), per machine."""
+    named = {m.gpu_id for m in found.mentions if m.status == "found"}
+    if len(found.mentions) != 1 or len(named) != 1:
+        return found
+    gpu = snapshot.gpus.get(next(iter(named)) or "")
+    if gpu is None or gpu.segment != "datacenter":
+        return found
+    count = GPUS_PER_BOARD * nodes.count
+    return replace(found, mentions=(replace(found.mentions[0], count=count),), nodes=nodes, board=True)
+
+
+def _times(mentions: tuple[GpuMention, ...], nodes: Nodes) -> tuple[GpuMention, ...]:
+    """Per-machine counts times the number of machines ("2 nodes of 8 H100" is 16 H100); a count that is
+    already machines x GPUs per machine ("16张H100，两台，每台8张") is the total."""
+    total = nodes.count * nodes.per_machine if nodes.per_machine else None
+    return tuple(replace(m, count=m.count * nodes.count) if m.count and m.count != total else m for m in mentions)
+
+
+def _together(text: str, spans: list[tuple[int, int]]) -> bool:
+    """Named GPUs joined by "+" ("3090 + 4090", "4x 3090 + 2x 4090") are one machine's cards."""
+    ordered = sorted(spans)
+    return all(_PLUS.match(text[a[1] : b[0]]) for a, b in zip(ordered, ordered[1:]))
+
+
+def _range(text: str, patterns: dict[str, re.Pattern[str]]) -> tuple[int, int] | None:
+    """"2-4 GPUs", "2~4张", "2 to 4 A6000s": a span of counts."""
+    for m in patterns["range"].finditer(text):
+        low, high = int(m.group(1)), int(m.group(2))
+        if 1 <= low < high <= MAX_COUNT:
+            return low, high
+    return None
 
 
 def _count_near(
@@ -155,6 +238,5 @@ def _merge(mentions: list[GpuMention]) -> tuple[GpuMention, ...]:
         if not same:
             out.append(mention)
         elif out[same[0]].count is None and mention.count is not None:
-            o = out[same[0]]
-            out[same[0]] = GpuMention(o.status, o.gpu_id, o.name, o.candidates, mention.count, o.query)
+            out[same[0]] = replace(out[same[0]], count=mention.count)
     return tuple(out)

@@ -7,7 +7,11 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from rapidfuzz import fuzz
+
 from bot.parse.ask import ModelMention
+from knowledge.resolve_models import normalise_model_name
+from knowledge.resolve_readings import compact_key
 from bot.parse.lookup import resolve_model
 from bot.parse.sizes import SizeMention
 
@@ -15,6 +19,13 @@ if TYPE_CHECKING:
     from knowledge.snapshot import Snapshot
 
 MAX_MODEL_QUERIES = 6  # resolver calls per message, to keep parsing under a millisecond
+MAX_CANDIDATES = 3  # closest presets offered for a model the catalog lacks
+CLOSEST_CUTOFF = 60.0  # rapidfuzz ratio (0-100) below which a preset is not offered as close
+# Other names of a family ("千问3 32B" is Qwen3 32B) and DeepSeek-R1 named as "R1" ("8卡H20部署R1").
+_ALIASES = (
+    (re.compile(r"通义千问|通義千問|千问|千問"), "qwen"),
+    (re.compile(r"(?<!deepseek.)(?<![a-z0-9_-])r1(?![a-z0-9_.-])"), "deepseek-r1"),
+)
 _FAMILIES = (
     "llama", "codellama", "code llama", "tinyllama", "vicuna", "alpaca", "qwen", "qwq", "mistral",
     "mixtral", "ministral", "codestral", "gemma", "phi", "deepseek", "yi", "baichuan", "chatglm",
@@ -22,10 +33,11 @@ _FAMILIES = (
     "gpt2", "gpt-2", "bloom", "flan-t5", "t5", "starcoder", "starcoder2", "solar", "exaone",
     "sdxl", "stable diffusion", "sd", "flux", "whisper", "bert", "roberta", "kimi", "minimax",
     "granite", "smollm", "nemotron", "aya", "jamba", "dbrx", "grok", "pythia", "orca", "zephyr",
-    "openchat", "hermes", "llava", "pixtral", "hunyuan", "cogvideo",
+    "openchat", "hermes", "llava", "pixtral", "hunyuan", "cogvideo", "vistral", "swallow", "elyza", "hyperclova",
+    "seallm", "sea-lion", "typhoon", "sarvam", "plamo", "kanana",
 )
 _TAIL = (
-    r"(?:[\s\-_.]?(?:v?\d+(?:\.\d+)*(?:x\d+)?[bm]?|instruct|chat|base|coder|math|vl|it|hf|r1|distill"
+    r"(?:[\s\-_.]?(?:v?\d+(?:\.\d+)*(?:x\d+)?(?:[bm]|(?!\s?-?bits?|비트|ビット|比特|位))|instruct|chat|base|coder|math|vl|it|hf|r1|distill"
     r"|moe|large|medium|small|mini|pro|dev|schnell|xl|turbo|nemo|next|a\d+b|qwen|llama))"
 )
 _HF_ID = r"(?<![a-z0-9._/-])([a-z0-9][a-z0-9_.-]{1,40}/[a-z0-9][a-z0-9_.-]{1,80})"
@@ -37,6 +49,7 @@ class ModelFound:
 
     mention: ModelMention | None = None
     family: str | None = None  # named without a size we could use ("llamas")
+    unknown: str | None = None  # a model name the catalog lacks ("EXAONE 3.5"): ask for its size
     assumed: dict[str, str] = field(default_factory=dict)
 
 
@@ -52,6 +65,7 @@ def find_model(
 ) -> ModelFound:
     """Resolve the first model the text names; a bare size is left to `params_b`."""
     family_re, hf_re = _patterns()
+    text = _aliased(text)
     queries: list[str] = [config_query] if config_query else []
     if "/" in text:  # a Hugging Face id is org/name
         queries += [m.group(1) for m in hf_re.finditer(text) if "." not in m.group(1).split("/")[0]]
@@ -67,7 +81,8 @@ def find_model(
     family_word = families[0][0] if families else ""
     for query in queries[:MAX_MODEL_QUERIES]:
         match = resolve_model(snapshot.model_index, query)
-        if match.status == "found" and match.model_id is not None and match.model_id in snapshot.models:
+        if match.status == "found" and match.model_id is not None and match.model_id in snapshot.models \
+                and _trusted(query, match.model_id, family_word, snapshot):
             return ModelFound(_mention(snapshot, match.model_id))
         if match.status == "ambiguous" and ambiguous is None:
             ambiguous = (query, tuple(match.candidates))
@@ -78,9 +93,57 @@ def find_model(
             note = f"'{ambiguous[0]}' read as {snapshot.models[picked].name} (also possible: {others})"
             return ModelFound(_mention(snapshot, picked), assumed={"model": note})
     if families:
-        fam = families[0][0]
-        return ModelFound(ModelMention(None, families[0][1], size.params_b if size else None), fam)
+        return _not_in_catalog(families[0][0], families[0][1], size, snapshot)
+    hub = [q for q in queries if "/" in q and q != config_query]
+    if hub:  # a Hugging Face id the catalog lacks
+        return _not_in_catalog("", hub[0], size, snapshot)
     return ModelFound()
+
+
+def _not_in_catalog(family: str, name: str, size: SizeMention | None, snapshot: Snapshot) -> ModelFound:
+    """A model the catalog does not hold: a size written in the text wins ("my EXAONE 3.5 7.8B"); without one,
+    a family the catalog holds is asked for its size ("llama"), and a model it does not know at all
+    ("Vistral", "Mistral Small") is asked for its parameter count with the closest presets offered."""
+    if size is not None:
+        note = f"'{name}' is not in the catalog: sized as the {_size_text(size.params_b).upper()} written"
+        return ModelFound(ModelMention(None, name, size.params_b), family or None, assumed={"model": note})
+    known = _family_presets(family, snapshot)
+    if known and name.strip() == family:
+        return ModelFound(ModelMention(None, name, None, known[:MAX_CANDIDATES]), family)
+    closest = known[:MAX_CANDIDATES] or _closest(name, snapshot)
+    return ModelFound(ModelMention(None, name, None, closest), family or None, unknown=name)
+
+
+def _family_presets(family: str, snapshot: Snapshot) -> tuple[str, ...]:
+    """Catalog presets of a family word, newest first ("qwen" -> qwen3-..., qwen2.5-...)."""
+    key = family.replace(" ", "-")
+    return tuple(m for m in reversed(list(snapshot.models)) if m.startswith(key)) if key else ()
+
+
+def _closest(name: str, snapshot: Snapshot) -> tuple[str, ...]:
+    """The presets whose id or name is nearest to an unknown name (rapidfuzz ratio; a Hub org dropped)."""
+    query = name.rsplit("/", 1)[-1]
+    best: dict[str, float] = {}
+    for model in snapshot.models.values():
+        for spelling in (model.id, model.name.casefold()):
+            score = fuzz.ratio(query, spelling, score_cutoff=CLOSEST_CUTOFF)
+            best[model.id] = max(best.get(model.id, 0.0), score)
+    ranked = sorted((m for m, s in best.items() if s), key=lambda m: -best[m])
+    return tuple(ranked[:MAX_CANDIDATES])
+
+
+def _trusted(query: str, model_id: str, family: str, snapshot: Snapshot) -> bool:
+    """A near spelling of a family the catalog does not hold is another model ("Vistral 7B" is not Mistral 7B):
+    such a match counts only when the catalog spells it so (an id, name or alias)."""
+    if not family or _family_presets(family, snapshot) or model_id.startswith(family.replace(" ", "-")):
+        return True
+    return compact_key(normalise_model_name(query)) in snapshot.model_index.exact
+
+
+def _aliased(text: str) -> str:
+    for pattern, name in _ALIASES:
+        text = pattern.sub(name, text) if pattern.search(text) else text
+    return text
 
 
 def _pick(candidates: tuple[str, ...], size: SizeMention | None, family: str, snapshot: Snapshot) -> str | None:

@@ -21,9 +21,10 @@ def number_not_after(chars: str, *, comma: bool = False) -> str:
 MULTIPLIERS: Mapping[str, float] = {
     "k": 1e3, "thousand": 1e3, "千": 1e3, "천": 1e3, "nghìn": 1e3, "ngàn": 1e3,
     "w": 1e4, "万": 1e4, "萬": 1e4, "만": 1e4,
-    "m": 1e6, "mm": 1e6, "million": 1e6, "millions": 1e6, "mio": 1e6, "百万": 1e6, "triệu": 1e6,
+    "m": 1e6, "mm": 1e6, "million": 1e6, "millions": 1e6, "mio": 1e6, "millones": 1e6, "millionen": 1e6, "百万": 1e6, "triệu": 1e6,
     "亿": 1e8, "億": 1e8, "억": 1e8,
     "b": 1e9, "bn": 1e9, "billion": 1e9, "billions": 1e9, "十亿": 1e9, "tỷ": 1e9,
+    "mil millones": 1e9, "milliard": 1e9, "milliards": 1e9, "milliarde": 1e9, "milliarden": 1e9, "mrd": 1e9,
     "t": 1e12, "trillion": 1e12, "万亿": 1e12, "兆": 1e12, "조": 1e12,
 }
 MULTIPLIER_RE = "|".join(re.escape(m) for m in sorted(MULTIPLIERS, key=len, reverse=True))

@@ -11,6 +11,7 @@ from bot.parse.ask import (
     CLARIFY_GPU_AMBIGUOUS,
     CLARIFY_GPU_UNKNOWN,
     CLARIFY_MODEL_SIZE,
+    CLARIFY_MODEL_UNKNOWN,
     Ask,
     Budget,
     GpuMention,
@@ -19,12 +20,13 @@ from bot.parse.ask import (
 from bot.parse.config import find_config
 from bot.parse.deadline import find_deadline_hours
 from bot.parse.gpus import find_gpus
-from bot.parse.intent import Evidence, decide_intent
+from bot.parse.counts import decide_count
+from bot.parse.intent import Evidence, decide_intent, is_follow_up, without_polite
 from bot.parse.language import detect_language
-from bot.parse.models import find_model
+from bot.parse.models import ModelFound, find_model
 from bot.parse.money import find_money
 from bot.parse.quantities import find_batch, find_dataset, find_lora_rank, find_resolution, find_seq_len
-from bot.parse.serving import SERVING_ENGINES, ServingFound, find_serving
+from bot.parse.serving import ServingFound, find_serving
 from bot.parse.sizes import SizeMention, find_sizes
 from bot.parse.text import MAX_CHARS, clean_text
 from bot.parse.training import find_training, pick_framework
@@ -67,7 +69,10 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
     config = find_config(text)
     sizes = find_sizes(rest)
     model = find_model(rest, sizes, snapshot, config.model_query)
-    training = find_training(rest, vocab, config.values)
+    dataset = find_dataset(rest, vocab)
+    model_id = model.mention.model_id if model.mention else None
+    diffusion_model = model_id is not None and model_id in snapshot.models and snapshot.models[model_id].kind == "diffusion"
+    training = find_training(rest, vocab, config.values, dataset_tokens=dataset.tokens, diffusion_model=diffusion_model)
     serving = find_serving(rest)
     values: dict[str, Any] = dict(config.values)
     assumed: dict[str, str] = {**money.assumed, **model.assumed, **training.assumed}
@@ -82,38 +87,37 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
         seq_len, from_k = find_seq_len(rest, vocab)
         if from_k:
             assumed["seq_len"] = f"'k' read as 1024 tokens: {seq_len}"
-    dataset = find_dataset(rest, vocab)
     found_gpus = gpus.mentions
-    gpu_count = _gpu_count(found_gpus, gpus.loose_count, values.get("gpus"))
-    if gpus.nodes is not None and gpu_count:
-        assumed["gpu_count"] = f"{gpus.nodes.count} machines x {gpu_count // gpus.nodes.count} GPUs = {gpu_count}"
+    count = decide_count(gpus, values.get("gpus"), text, vocab.count_questions)
+    if count.assumed:
+        assumed["gpu_count"] = count.assumed
     spot = _spot(rest, vocab)
     objective = vocab.objectives.first(rest)
     deadline = find_deadline_hours(rest, vocab)
     cues = frozenset(v for v, _, _ in vocab.intents.find(rest))
     language = _requested_language(rest, vocab, language, cues)
 
-    has_workload = params_b is not None or bool(model.mention and model.mention.model_id)
+    has_workload = params_b is not None or bool(model_id)
     method = _workload_kind(training.method, serving, has_workload, found_gpus, assumed)
+    core = without_polite(text, vocab)
+    follow_up = is_follow_up(core, vocab, names_model=has_workload or model.mention is not None)
+    serves = method in ("serving", "running") or (follow_up and method is None)
     context_tokens = None
-    if method in ("serving", "running"):
-        context_tokens, seq_len = seq_len, None  # a served model's context, not a training sequence length
-        assumed.update(serving.assumed)
-        if "seq_len" in assumed:
-            assumed["context_tokens"] = assumed.pop("seq_len")
-    if gpu_count is None and len({g.gpu_id for g in found_gpus}) == 1 and found_gpus[0].status == "found" \
-            and not _plural(found_gpus[0].query):
-        gpu_count = 1
-        assumed["gpu_count"] = "one card (a GPU named without a count)"
+    if serves:
+        context_tokens, seq_len = _context_tokens(seq_len, serving, assumed), None
     evidence = Evidence(
         cues=cues,
-        text_chars=len(text),
-        distinct_gpus=len({g.gpu_id or g.query for g in found_gpus}),
+        text_chars=len(core),
+        # catalog questions (compare, price, specs) are about named GPUs; "a 24 GB card" is hardware for advice
+        distinct_gpus=len({g.gpu_id or g.query for g in found_gpus if g.status != "class"}),
         has_workload=has_workload,
         has_method=method is not None,
         has_money_or_time=_has_money(money.budget) or deadline is not None,
         anything=bool(has_workload or method or found_gpus or _has_money(money.budget)
                       or seq_len or deadline or objective or training.framework),
+        follow_up=follow_up,
+        has_budget=_has_money(money.budget),
+        language_named="language" in cues and bool(vocab.language_names.find(rest)),
     )
     intent = decide_intent(evidence)
     return Ask(
@@ -129,7 +133,8 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
         seq_len=seq_len,
         batch_size=values.get("batch_size") or find_batch(rest, vocab),
         gpus=found_gpus,
-        gpu_count=gpu_count,
+        gpu_count=count.count,
+        gpu_count_range=count.count_range,
         budget=money.budget,
         deadline_hours=deadline,
         dataset_tokens=dataset.tokens,
@@ -142,8 +147,9 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
         lora_rank=values.get("lora_rank") or find_lora_rank(rest, vocab),
         resolution=values.get("resolution") or find_resolution(rest, vocab),
         offload=training.offload,
-        concurrency=serving.concurrency if method in ("serving", "running") else None,
-        requests_per_s=serving.requests_per_s if method in ("serving", "running") else None,
+        family=training.family,
+        concurrency=serving.concurrency if serves else None,
+        requests_per_s=serving.requests_per_s if serves else None,
         context_tokens=context_tokens,
         tokens_per_s=serving.tokens_per_s,
         tokens_per_s_scope=serving.tokens_per_s_scope,  # type: ignore[arg-type]
@@ -151,36 +157,47 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
         kv_cache_dtype=serving.kv_cache_dtype,
         engine=serving.engine,
         priority=serving.priority,  # type: ignore[arg-type]
+        rl_tuning=training.rl_tuning,  # type: ignore[arg-type]
+        follow_up=follow_up,
         ignored=tuple(ignored),
         assumed=MappingProxyType(assumed),
-        clarifications=_clarifications(intent, found_gpus, has_workload, model.family, method),
+        clarifications=_clarifications(intent, found_gpus, has_workload, model, method),
     )
+
+
+def _context_tokens(seq_len: int | None, serving: ServingFound, assumed: dict[str, str]) -> int | None:
+    """A served or run model's context (prompt + output), not a training sequence length."""
+    notes = dict(serving.assumed)
+    if seq_len is None:
+        seq_len = serving.context_tokens
+    else:
+        notes.pop("context_tokens", None)
+    assumed.update(notes)
+    if "seq_len" in assumed:
+        assumed["context_tokens"] = assumed.pop("seq_len")
+    return seq_len
 
 
 def _workload_kind(method: str | None, serving: ServingFound, has_workload: bool,
                    gpus: tuple[GpuMention, ...], assumed: dict[str, str]) -> str | None:
-    """Training as named; else serving (an endpoint, several users, a serving engine) or running (one user).
+    """Training as named; else serving (an endpoint, several users or requests) or running (one user).
 
-    A model and exactly one named GPU with no method and no training word ("Gemma 2B on a T4", "does a 5090
-    handle 70B?") is a question about running that model on that card: said in `assumed`.
+    A serving engine alone (vLLM, SGLang) is running: a question about one person's vLLM setup names no
+    users. A model and exactly one GPU (named or described: "a 24 GB card") with no method and no training
+    word ("Gemma 2B on a T4", "does a 5090 handle 70B?") is a question about running that model on that
+    card: said in `assumed`.
     """
     many = (serving.concurrency or 0) > 1 or serving.requests_per_s is not None
-    if method is None and (serving.engine in SERVING_ENGINES or many):
+    if method is None and many:
         return "serving"
     if method is None and serving.engine is not None:
         return "running"
     if method == "running" and many:
         return "serving"
-    if method is None and has_workload and len({g.gpu_id or g.query for g in gpus}) == 1 \
-            and gpus[0].status == "found":
+    if method is None and has_workload and len({g.gpu_id or g.query for g in gpus}) == 1:
         assumed["method"] = "running the model (no training word: inference on the named GPU)"
         return "running"
     return method
-
-
-def _plural(query: str) -> bool:
-    """"4090s", "H100s": several cards of that kind, no count said."""
-    return query.rstrip().lower().endswith("s") and query.rstrip()[-2:-1].isdigit()
 
 
 def _params_b(
@@ -225,20 +242,6 @@ def _has_money(budget: Budget) -> bool:
     return budget.usd_total is not None or budget.usd_per_hour is not None
 
 
-def _gpu_count(mentions: tuple[GpuMention, ...], loose: int | None, config_gpus: object) -> int | None:
-    """One count for the whole request: the named GPUs' count when they agree, else a loose count."""
-    counts = {m.count for m in mentions if m.count}
-    if len({m.gpu_id or m.query for m in mentions}) > 1 and any(m.count is None for m in mentions):
-        return None  # "A6000 or 3x 4090": the count belongs to one option only
-    if len(counts) == 1:
-        return counts.pop()
-    if counts:
-        return None  # "2x 3090 vs 1x 4090": each mention keeps its own count
-    if isinstance(config_gpus, int):
-        return config_gpus
-    return loose
-
-
 def _spot(text: str, vocab: Vocabulary) -> bool | None:
     found = [v for v, _, _ in vocab.spot.find(text)]
     if "no" in found:
@@ -255,7 +258,7 @@ def _requested_language(text: str, vocab: Vocabulary, detected: str, cues: froze
 
 
 def _clarifications(
-    intent: str, gpus: tuple[GpuMention, ...], has_workload: bool, family: str | None, method: str | None
+    intent: str, gpus: tuple[GpuMention, ...], has_workload: bool, model: ModelFound, method: str | None
 ) -> tuple[tuple[str, str | None], ...]:
     out: list[tuple[str, str | None]] = []
     for g in gpus:
@@ -263,6 +266,10 @@ def _clarifications(
             out.append((CLARIFY_GPU_AMBIGUOUS, g.query))
         elif g.status == "none":
             out.append((CLARIFY_GPU_UNKNOWN, g.query))
-    if intent in _NEEDS_MODEL and not has_workload and (method or family or not gpus):
-        out.append((CLARIFY_MODEL_SIZE, family))
+    if model.unknown is not None and not has_workload:
+        # "How many parameters?" with the closest presets (ModelMention.candidates); the size question
+        # follows for a reader that does not show this kind yet.
+        out.append((CLARIFY_MODEL_UNKNOWN, model.unknown))
+    if intent in _NEEDS_MODEL and not has_workload and (method or model.family or not gpus):
+        out.append((CLARIFY_MODEL_SIZE, model.family))
     return tuple(out)

@@ -34,7 +34,10 @@ _BATCH_WORDS = (
     "バッチサイズ", "バッチ", "tamaño de lote", "tamaño del lote", "lote", "batchgröße",
     "taille de lot", "taille du batch", "kích thước batch",
 )
-_JOIN = r"\s?(?:size|length|len|of|is|=|:|为|為|是|는|은|は|を|が|de|von|~|≈|约|大约|about|around)?\s?"
+_JOIN = (
+    r"\s?(?:size|length|len|of|is|=|:|为|為|是|는|은|를|을|は|を|が|de|von|~|≈|约|大约|about|around|to|at|auf|à|lên|"
+    r"要|改成|改为|改為|设为|设成|调到|到)?\s?"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +88,7 @@ def _patterns(vocab_id: int, units: tuple[str, ...], epochs: tuple[str, ...]) ->
             r"|(?:resolution|分辨率|解像度|해상도)\s?[=:：]?\s?(\d{3,4})"
         ),
         "tokens": re.compile(
-            rf"({number_not_after('0-9.')})\s?({MULTIPLIER_RE})?\s?"
+            rf"({number_not_after('0-9.')})\s?({MULTIPLIER_RE})?\s?(?:de\s|of\s|d')?"
             r"(?:tokens?|tok(?![a-z])|词元|個?个?token|토큰|トークン)"
         ),
         "samples": re.compile(

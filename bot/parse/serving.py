@@ -18,6 +18,7 @@ from bot.parse.vocabulary import PhraseTable, build_table
 
 MAX_CONCURRENCY = 1_000_000
 MAX_RATE = 1e9
+K_TOKENS = 1024  # "8k context" is 8192 tokens (bot.parse.quantities)
 
 # Weight formats as people name them -> the Ask's `quantization` values.
 QUANTIZATIONS: dict[str, str] = {
@@ -31,7 +32,7 @@ QUANTIZATIONS: dict[str, str] = {
     "float16": "fp16", "half precision": "fp16", "半精度": "fp16", "gguf": "gguf", "q2_k": "gguf-q2_k",
     "q3_k_m": "gguf-q3_k_m", "q4_0": "gguf-q4_0", "q4_k_m": "gguf-q4_k_m", "q4_k": "gguf-q4_k_m",
     "q4km": "gguf-q4_k_m", "q5_k_m": "gguf-q5_k_m", "q5_k": "gguf-q5_k_m", "q6_k": "gguf-q6_k",
-    "q8_0": "gguf-q8_0", "q8": "gguf-q8_0", "q4": "gguf-q4_k_m",
+    "q8_0": "gguf-q8_0", "q8": "gguf-q8_0", "q4": "int4",
 }
 # A GGUF level named next to "gguf" keeps the level; "8-bit"/"4-bit" beside GGUF means its Q8_0/Q4_K_M.
 _GGUF_OF = {"int8": "gguf-q8_0", "int4": "gguf-q4_k_m"}
@@ -40,7 +41,7 @@ ENGINES: dict[str, str] = {
     "text generation inference": "tgi", "tensorrt-llm": "tensorrt-llm", "tensorrt llm": "tensorrt-llm",
     "trt-llm": "tensorrt-llm", "trtllm": "tensorrt-llm", "llama.cpp": "llama.cpp", "llamacpp": "llama.cpp",
     "llama-cpp": "llama.cpp", "llama-server": "llama.cpp", "ollama": "ollama", "mlx": "mlx", "mlx-lm": "mlx",
-    "lm studio": "lmstudio", "lmstudio": "lmstudio", "exllama": "exllama", "exllamav2": "exllama",
+    "lm studio": "lmstudio", "올라마": "ollama", "オラマ": "ollama", "ollama run": "ollama", "lmstudio": "lmstudio", "exllama": "exllama", "exllamav2": "exllama",
     "tabbyapi": "exllama", "transformers": "transformers", "hf transformers": "transformers",
 }
 # Engines that serve many users (continuous batching) vs. run a model for one person.
@@ -59,33 +60,51 @@ PRIORITIES: dict[str, str] = {
     "latence": "latency", "độ trễ": "latency", "max throughput": "throughput", "high throughput": "throughput",
     "throughput": "throughput", "吞吐": "throughput", "吞吐量": "throughput", "처리량": "throughput",
     "スループット": "throughput", "rendimiento": "throughput", "durchsatz": "throughput", "débit": "throughput",
-    "thông lượng": "throughput",
+    "thông lượng": "throughput", "首字": "latency", "首token": "latency", "首 token": "latency", "首字延迟": "latency",
+    "응답 속도": "latency", "응답속도": "latency", "レスポンス": "latency", "応答速度": "latency", "tiempo de respuesta": "latency",
+    "antwortzeit": "latency", "temps de réponse": "latency", "thời gian phản hồi": "latency", "fast responses": "latency",
 }
 
 _NUM = rf"(\d+(?:[.,]\d+)?)\s?({MULTIPLIER_RE})?"
 # The words that make a number a concurrency, after it ("100 users") or before it ("并发100").
 _USERS_AFTER = (
-    r"(?:concurrent|simultaneous|parallel|active)?\s?(?:users?|requests?|sessions?|clients?|"
+    r"(?:(?:concurrent|simultaneous|parallel|active|gleichzeitigen?|parallelen?|aktiven?)\s)?(?:users?|requests?|"
+    r"nutzern?|anfragen|sessions?|clients?|"
     r"people|employees|customers|agents)(?:\s(?:at once|concurrently|simultaneously|in parallel))?|"
     r"concurrent|concurrency|个?并发|個?並發|个?用户同时|个?人同时|并发用户|名?(?:의)?\s?동시\s?(?:접속|사용자|요청)|명|"
-    r"人(?:同時)?|同時接続|ユーザー|usuarios?(?:\s(?:simultáneos|concurrentes))?|nutzer(?:n)?|"
+    r"人(?:同時)?|同時接続|ユーザー|リクエスト|usuarios?(?:\s(?:simultáneos|concurrentes))?|nutzer(?:n)?|anfragen|"
     r"utilisateurs?(?:\s(?:simultanés|concurrents))?|người dùng(?:\s(?:đồng thời))?"
 )
 _USERS_BEFORE = (
     r"concurrency(?: of)?|concurrent users|concurrent requests|并发(?:数|量|用户)?|並發|同时在线|同時在線|"
     r"동시\s?접속(?:자)?|동시\s?사용자|동시\s?요청|同時接続(?:数)?|同時アクセス(?:数)?|同時リクエスト(?:数)?|"
-    r"max[-_ ]num[-_ ]seqs|--parallel|-np|batch of"
+    r"max[-_ ]num[-_ ]seqs|--parallel|-np|batch of|team of|同時|同时"
 )
-_RPS_AFTER = r"(?:qps|rps|req/s|reqs/s|requests?/s|requests? per second|requests? a second|个?请求每秒|requêtes par seconde|anfragen pro sekunde|peticiones por segundo|solicitudes por segundo)"
+# "500 requests per second" is a rate, not 500 requests in flight.
+_NOT_A_RATE = r"(?!\s?(?:per|a|/|每|mỗi|pro|par|por|je)\s?(?:second|sec|s\b|秒|giây|sekunde|seconde|segundo))"
+# Words between a quantity's word and its number: "并发大概50", "QPS大概20", "每秒至少20个token".
+_ABOUT = r"(?:(?:大概|大约|大約|约|約|左右|至少|要出|要|出|能|需要|峰值|最大|最多|最低|およそ|約|약|최대|최소|around|about|roughly|at least|~|≈)\s?)?"
+_RPS_AFTER = (
+    r"(?:qps|rps|req/s|reqs/s|requests?/s|req/sec|reqs/sec|requests?/sec|requests? per second|requests? per sec|requests? a second|个?请求每秒|requêtes par seconde|"
+    r"anfragen pro sekunde|anfragen je sekunde|peticiones por segundo|solicitudes por segundo|requests? mỗi giây|"
+    r"yêu cầu mỗi giây|リクエスト/秒|件/秒)"
+)
 _RPS_BEFORE = r"(?:qps|每秒(?:请求|請求)?|초당\s?(?:요청)?|秒間(?:リクエスト)?)"
+# Requests per minute ("1000 peticiones por minuto", "每分钟200个请求"): read as per second (/ 60).
+_RPM_AFTER = (
+    r"(?:rpm|qpm|req/min|reqs/min|requests?/min|requests? (?:per|a) minute|peticiones por minuto|solicitudes por minuto|"
+    r"requêtes par minute|anfragen pro minute|requests? mỗi phút|yêu cầu mỗi phút|个?请求每分钟|件/分|リクエスト/分)"
+)
+_RPM_BEFORE = r"(?:每分钟|每分鐘|분당|毎分)"
 _TPS = r"(?:tok/s|tokens?/s|tokens?/sec|tokens? per second|tokens? a second|t/s|tps|token/秒|tokens?每秒|个?token每秒|토큰/초|トークン/秒)"
-_TPS_BEFORE = r"(?:每秒|초당|秒間|每秒生成)"
+_TPS_BEFORE = r"(?:每秒|毎秒|초당|秒間|每秒生成)"
 _PER_USER = re.compile(r"per (?:user|request|stream|sequence|person)|each|每(?:个)?(?:用户|人|路)|사용자당|유저당|1인당|ユーザーあたり|ユーザーごと|por usuario|pro nutzer|par utilisateur|mỗi người")
 _TOTAL = re.compile(r"total|aggregate|overall|in all|combined|总|總|합계|전체|合計|全体|en total|insgesamt|au total|tổng")
 _ANCHORS = ("user", "request", "session", "client", "max-num-seqs", "max_num_seqs", "max num seqs", "people", "concurren", "并发", "並發", "同时", "同時",
             "동시", "명", "人", "ユーザー", "usuario", "nutzer", "utilisateur", "người", "qps", "rps", "req",
             "每秒", "초당", "秒", "tok", "t/s", "tps", "parallel", "-np", "batch of", "employees", "customers",
-            "agents", "simultan")
+            "agents", "simultan", "team of", "anfragen", "peticiones", "solicitudes", "requête", "mỗi giây", "yêu cầu",
+            "リクエスト", "gleichzeitig", "毎秒", "minut", "rpm", "qpm", "phút", "每分", "분당", "毎分")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +113,7 @@ class ServingFound:
     requests_per_s: float | None = None
     tokens_per_s: float | None = None
     tokens_per_s_scope: str | None = None
+    context_tokens: int | None = None  # "at 8k", "输入16k": a context written without a context word
     quantization: str | None = None
     kv_cache_dtype: str | None = None
     engine: str | None = None
@@ -110,12 +130,16 @@ def _tables() -> dict[str, PhraseTable]:
 @functools.lru_cache(maxsize=1)
 def _patterns() -> dict[str, re.Pattern[str]]:
     return {
-        "users_after": re.compile(rf"(?<![\w.]){_NUM}\s?(?:\+\s?)?(?:{_USERS_AFTER})(?![a-z])"),
-        "users_before": re.compile(rf"(?:{_USERS_BEFORE})\s?(?:=|:|of|is|为|為|은|는|が|は)?\s?{_NUM}(?![0-9a-z])"),
-        "rps_after": re.compile(rf"(?<![\w.]){_NUM}\s?{_RPS_AFTER}(?![a-z])"),
-        "rps_before": re.compile(rf"{_RPS_BEFORE}\s?(?:=|:)?\s?{_NUM}(?![0-9a-z])"),
-        "tps_after": re.compile(rf"(?<![\w.]){_NUM}\s?\+?\s?{_TPS}"),
-        "tps_before": re.compile(rf"{_TPS_BEFORE}\s?{_NUM}\s?(?:个)?\s?(?:tokens?|token|토큰|トークン)"),
+        "users_after": re.compile(rf"(?<![0-9a-z_.]){_NUM}\s?(?:\+\s?)?(?:{_USERS_AFTER})(?![a-z]){_NOT_A_RATE}"),
+        "users_before": re.compile(rf"(?:{_USERS_BEFORE})\s?(?:=|:|of|is|为|為|은|는|が|は)?\s?{_ABOUT}{_NUM}(?![0-9a-z])"),
+        "rps_after": re.compile(rf"(?<![0-9a-z_.]){_NUM}\s?{_RPS_AFTER}(?![a-z])"),
+        "rps_before": re.compile(rf"{_RPS_BEFORE}\s?(?:=|:)?\s?{_ABOUT}{_NUM}(?![0-9a-z])"),
+        "rpm_after": re.compile(rf"(?<![0-9a-z_.]){_NUM}\s?{_RPM_AFTER}(?![a-z])"),
+        "rpm_before": re.compile(rf"{_RPM_BEFORE}\s?(?:=|:)?\s?{_ABOUT}{_NUM}\s?(?:个|件|개)?\s?(?:请求|請求|요청|リクエスト)"),
+        "tps_after": re.compile(rf"(?<![0-9a-z_.]){_NUM}\s?\+?\s?{_TPS}"),
+        "tps_before": re.compile(rf"{_TPS_BEFORE}\s?{_ABOUT}{_NUM}\s?(?:个|個)?\s?(?:tokens?|token|토큰|トークン)"),
+        # "at 8k", "输入16k", "8k・同時64": a context size with no context word (only where a model is served or run)
+        "context": re.compile(r"(?<![0-9a-z.$€¥£])(1|2|4|8|16|32|64|128|256|512|1024)\s?k(?![a-z0-9])(?!\s?(?:tokens? of|users?|requests?|samples|examples|rows|steps|명|人|条|件|개|\$|€|円|元|원))"),
     }
 
 
@@ -149,7 +173,11 @@ def find_serving(text: str) -> ServingFound:
         if users is not None and users[0] >= 1 and users[0] == int(users[0]) and users[0] <= MAX_CONCURRENCY:
             concurrency = int(users[0])
         rate = _first(("rps_after", "rps_before"), text)
+        per_minute = _first(("rpm_after", "rpm_before"), text) if rate is None else None
         requests = rate[0] if rate is not None else None
+        if per_minute is not None:
+            requests = round(per_minute[0] / 60, 3)
+            assumed["requests_per_s"] = f"{per_minute[0]:g} requests per minute = {requests:g} per second"
         tps = _first(("tps_after", "tps_before"), text)
         if tps is not None:
             tokens, match = tps
@@ -158,11 +186,22 @@ def find_serving(text: str) -> ServingFound:
             if scope is None:
                 scope = "per_user"
                 assumed["tokens_per_s"] = f"{tokens:g} tokens/s read as per user (no 'total' said)"
+    context = _context(text)
+    if context is not None:
+        assumed["context_tokens"] = f"'{context // K_TOKENS}k' read as a context of {context} tokens (k = 1024)"
     return ServingFound(
         concurrency=concurrency, requests_per_s=requests, tokens_per_s=tokens, tokens_per_s_scope=scope,
-        quantization=quantization, kv_cache_dtype=tables["kv"].first(text), engine=tables["engine"].first(text),
+        context_tokens=context, quantization=quantization, kv_cache_dtype=tables["kv"].first(text), engine=tables["engine"].first(text),
         priority=tables["priority"].first(text), assumed=assumed,
     )
+
+
+def _context(text: str) -> int | None:
+    """A bare "8k" / "32k" (a power of two): the context a served or run model needs, prompt plus output."""
+    if "k" not in text:
+        return None
+    m = _patterns()["context"].search(text)
+    return int(m.group(1)) * K_TOKENS if m else None
 
 
 def _quantization(text: str, table: PhraseTable) -> str | None:
@@ -174,8 +213,8 @@ def _quantization(text: str, table: PhraseTable) -> str | None:
     if "gguf" in found:
         levels = [v for v in found if v.startswith("gguf-")]
         if levels:
-            return levels[0]
+            return str(levels[0])
         other = next((_GGUF_OF[v] for v in found if v in _GGUF_OF), None)
         return other or "gguf"
     quantised = [v for v in found if v not in ("bf16", "fp16")]
-    return quantised[0] if quantised else found[0]
+    return str(quantised[0] if quantised else found[0])

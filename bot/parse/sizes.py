@@ -10,7 +10,7 @@ from bot.parse.anchors import has_any, has_digit
 from bot.parse.numbers import parse_number
 
 # Words after a size that make it a dataset size, not a model size ("1B tokens", "10亿条").
-_NOT_MODEL = r"(?!\s*(?:tokens?|tok(?![a-z])|words|samples|rows|examples|词元|條|条|个token|個token|토큰|개의? ?(?:샘플|토큰)|トークン|件|원|元|円|won|yen|dollars?|usd|\$))"
+_NOT_MODEL = r"(?!\s*(?:(?:de|of|d')\s?)?(?:tokens?|tok(?![a-z])|words|samples|rows|examples|词元|條|条|个token|個token|토큰|개의? ?(?:샘플|토큰)|トークン|件|원|元|円|won|yen|dollars?|usd|\$))"
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,10 +36,13 @@ def _patterns() -> tuple[re.Pattern[str], ...]:
         # 8x7B (mixture of experts)
         re.compile(r"(\d(?<![0-9.]\d)\d?)\s?x\s?(\d{1,3}(?:\.\d+)?)\s?b(?![a-z0-9])"),
         # 7B, 1.5b, 13 billion, 70 billion params; not $5b nor 1B tokens
-        re.compile(rf"(\d(?<![0-9.$]\d)(?<!\d,\d)\d{{0,3}}(?:\.\d{{1,2}})?){billions}(?![a-z0-9]){_NOT_MODEL}"),
-        # 350M params, smollm-135m
+        # "1,3B" (a decimal comma: es/de/fr/vi) is 1.3B; "1,300B" would be thousands and is not a model size
+        # (not "A22B" in "Qwen3-235B-A22B": the active parameters of a mixture of experts)
+        re.compile(rf"(\d(?<![0-9.$]\d)(?<![-\s_]a\d)(?<!\d,\d)\d{{0,3}}(?:[.,]\d{{1,2}}(?!\d))?){billions}(?![a-z0-9]){_NOT_MODEL}"),
+        # 350M params, smollm-135m, "un modelo de 350M"
         re.compile(
-            r"(?:(?<=[-_])(\d{2,4})m(?![a-z0-9])|(?<![0-9.$])(?<!\d,)(\d{2,4})\s?m\s?(?:params|parameters|param|model))"
+            r"(?:(?<=[-_])(\d{2,4})m(?![a-z0-9])|(?<![0-9.$])(?<!\d,)(\d{2,4})\s?m\s?(?:params|parameters|param|model)"
+            r"|(?:model|modelo|modèle|modell|mô hình)\s(?:de\s|of\s|von\s|với\s)?(\d{2,4})\s?m(?![a-z0-9]))"
             rf"{_NOT_MODEL}"
         ),
         # 130亿 / 130億 / 1300억 (units of 10^8)
@@ -67,7 +70,7 @@ def find_sizes(text: str) -> list[SizeMention]:
         for m in pattern.finditer(text):
             if any(s <= m.start() < e for s, e in taken):
                 continue
-            value = parse_number(m.group(1) or m.group(m.lastindex or 1))
+            value = parse_number((m.group(1) or m.group(m.lastindex or 1)).replace(",", "."))
             if value and 0.01 <= value * scale <= 5000:
                 found.append(SizeMention(round(value * scale, 3), m.start(), m.end()))
     return sorted(found, key=lambda s: s.start)

@@ -7,13 +7,15 @@ import unicodedata
 
 MAX_CHARS = 20_000  # longer messages are cut; the cut is reported in `ignored`
 
-_SLACK_LINK = re.compile(r"<((?:https?|mailto):[^|>\s]*)(?:\|([^>]*))?>")
+_SLACK_LINK = re.compile(r"<((?:https?|mailto):[^|>\s]*)(?:\|([^>]*))?>", re.IGNORECASE)
 _SLACK_SPECIAL = re.compile(r"<[@#!][^>]*>")
 _CODE_FENCE = re.compile(r"```[a-zA-Z]*")
 # C0/C1 controls except tab and newline, zero-width and bidi marks, lone surrogates.
 _INVISIBLE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\ud800-\udfff]"
 )
+# "2*4090", "8 * 7B": an asterisk between a number and a name or number is a multiplication sign ("x").
+_TIMES = re.compile(r"(?<=\d)(\s?)\*(?=\s?[a-z0-9])")
 _SPACES = re.compile(r"[ \t\u3000]+")
 
 
@@ -40,6 +42,6 @@ def clean_text(text: object) -> tuple[str, bool]:
     cut = len(text) > MAX_CHARS
     text = text[:MAX_CHARS]
     text = _INVISIBLE.sub(" ", strip_slack(text))
-    text = normalise(text)
+    text = _TIMES.sub(r"\1x", normalise(text))
     # NFKC can change length (ligatures); positions below refer to this string only.
     return _SPACES.sub(" ", text).strip(), cut

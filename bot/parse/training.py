@@ -10,11 +10,12 @@ from bot.parse.anchors import has_any
 from bot.parse.vocabulary import Vocabulary, build_table, PhraseTable
 
 # Tool names are the same in every language, so they live here rather than in the lexicon files.
-FRAMEWORKS: dict[str, str] = {
+FRAMEWORKS: dict[str, str | None] = {
     "unsloth": "unsloth", "axolotl": "axolotl", "llama-factory": "llamafactory",
     "llama factory": "llamafactory", "llamafactory": "llamafactory", "llama_factory": "llamafactory",
     "llamaboard": "llamafactory", "torchtune": "torchtune", "deepspeed": "deepspeed",
-    "megatron": "megatron", "megatron-lm": "megatron", "nemo": "megatron", "trl": "hf",
+    "megatron": "megatron", "megatron-lm": "megatron", "nemo": "megatron",
+    "mistral nemo": None, "mistral-nemo": None,  # a model (Mistral NeMo 12B), not the NeMo framework "trl": "hf",
     "sfttrainer": "hf", "hf trainer": "hf", "transformers": "hf", "hugging face": "hf",
     "huggingface": "hf", "accelerate": "hf", "peft": "hf", "vllm": "vllm", "ollama": "ollama",
     "llama.cpp": "llama.cpp", "tgi": "tgi", "sglang": "sglang", "ms-swift": "swift",
@@ -55,7 +56,24 @@ OPTIMIZERS: dict[str, str] = {
 _OFFLOAD = re.compile(r"(?<![a-z])(?:cpu[\s_-]?offload|offload(?:ing)?|卸载到cpu|오프로드|オフロード)(?![a-z])")
 _OFFLOAD_ANCHORS = ("offload", "卸载到cpu", "오프로드", "オフロード")
 _SPECIFIC = ("qlora", "lora", "full", "pretrain")
-_INFERENCE = ("inference", "serving", "running")
+_INFERENCE = ("inference", "serving", "running", "generate")
+_TUNING = ("qlora", "lora", "full", "finetune")  # words that make a big token count a fine-tuning set
+_DIFFUSION_TRAINING = ("dreambooth", "textual inversion", "드림부스")  # diffusion words that are training words
+PRETRAIN_TOKENS = 1e9  # "training a 1B model on 20B tokens" with no fine-tuning word is pretraining
+
+
+@dataclass(slots=True)
+class _Context:
+    """What the method rules look at, gathered once."""
+
+    found: list[str]
+    training: bool
+    diffusion: bool
+    sharded: bool
+    peft: bool
+    tuning_words: bool
+    dataset_tokens: float
+    assumed: dict[str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +85,8 @@ class TrainingFound:
     grad_checkpointing: str | None = None
     optimizer: str | None = None
     offload: bool | None = None
+    family: str | None = None  # "diffusion": an image model is trained or run
+    rl_tuning: str | None = None  # an RL run's parameter mode: full, lora, qlora
     assumed: dict[str, str] = field(default_factory=dict)
 
 
@@ -81,17 +101,22 @@ def _tables() -> dict[str, PhraseTable]:
     }
 
 
-def find_training(text: str, vocabulary: Vocabulary, config: dict[str, object]) -> TrainingFound:
+def find_training(
+    text: str, vocabulary: Vocabulary, config: dict[str, object], *, dataset_tokens: float | None = None,
+    diffusion_model: bool = False,
+) -> TrainingFound:
     """Everything about how the model runs; config values win over prose."""
     tables = _tables()
     assumed: dict[str, str] = {}
     precision, quant = _precision(text, tables["precision"], config)
-    method = _method(text, vocabulary, config, quant, assumed)
+    sharding = config.get("sharding") or tables["sharding"].first(text)
+    context = _context(text, vocabulary, sharding, dataset_tokens, diffusion_model, assumed)
+    method = _method(text, vocabulary, config, quant, context)
+    rl_tuning = _rl_tuning(context, quant) if method == "rl" else None
     frameworks = [v for v, _, _ in tables["framework"].find(text)]
     if isinstance(config.get("framework"), str):
         frameworks.append(str(config["framework"]))
     framework = pick_framework(frameworks)
-    sharding = config.get("sharding") or tables["sharding"].first(text)
     offload = config.get("offload") or (True if has_any(text, _OFFLOAD_ANCHORS) and _OFFLOAD.search(text) else None)
     return TrainingFound(
         method=method,
@@ -101,6 +126,27 @@ def find_training(text: str, vocabulary: Vocabulary, config: dict[str, object]) 
         grad_checkpointing=_str(config.get("grad_checkpointing")) or tables["checkpointing"].first(text),
         optimizer=_str(config.get("optimizer")) or tables["optimizer"].first(text),
         offload=bool(offload) if offload else None,
+        family="diffusion" if context.diffusion else None,
+        rl_tuning=rl_tuning,
+        assumed=assumed,
+    )
+
+
+def _context(
+    text: str, vocabulary: Vocabulary, sharding: object, dataset_tokens: float | None, diffusion_model: bool,
+    assumed: dict[str, str],
+) -> _Context:
+    matches = vocabulary.methods.find(text)
+    found = [v for v, _, _ in matches]
+    diffusion_training = any(text[s:e] in _DIFFUSION_TRAINING for _, s, e in matches)
+    return _Context(
+        found=found,
+        training=diffusion_training or any(v in found for v in (*_SPECIFIC, "finetune", "train", "rl")),
+        diffusion=diffusion_model or "diffusion" in found or "generate" in found,
+        sharded=sharding in ("zero3", "fsdp"),
+        peft=any(v in found for v in ("lora", "qlora")),
+        tuning_words=any(v in found for v in _TUNING),
+        dataset_tokens=dataset_tokens or 0.0,
         assumed=assumed,
     )
 
@@ -120,31 +166,61 @@ def _precision(text: str, table: PhraseTable, config: dict[str, object]) -> tupl
 
 
 def _method(
-    text: str, vocabulary: Vocabulary, config: dict[str, object], quant: str | None, assumed: dict[str, str]
+    text: str, vocabulary: Vocabulary, config: dict[str, object], quant: str | None, context: _Context
 ) -> str | None:
-    found = [v for v, _, _ in vocabulary.methods.find(text)]
-    stage = config.get("stage")
+    """The workload kind the words name; first rule that applies wins (each rule says why in `assumed`).
+
+    An RL method (GRPO, PPO, DPO, RLHF...) is the kind even when LoRA or "all parameters" is said: the
+    parameter mode is kept apart (`TrainingFound.rl_tuning`). Diffusion training is LoRA unless full or
+    QLoRA is named; diffusion with generation words only is running.
+    """
+    found = context.found
     method = _str(config.get("method"))
-    if method is None and stage == "pretrain":
+    if method is None and config.get("stage") == "pretrain":
         method = "pretrain"
+    if method is None and "rl" in found:
+        return "rl"
+    training = context.training or config.get("stage") == "finetune"
+    inference = any(v in found for v in _INFERENCE)
     if method is None and "qlora" in found:
         method = "qlora"
-    training = any(v in found for v in (*_SPECIFIC, "finetune", "train")) or stage == "finetune"
-    inference = any(v in found for v in _INFERENCE)
-    if method is None and "diffusion" in found and (not inference or training):
-        method = "diffusion"
     if method is None:
         method = next((v for v in found if v in _SPECIFIC), None)
+    if method is None and context.diffusion and not training and inference:
+        return "running"
+    if method is None and training and context.sharded and not context.peft:
+        method = "full"
+        context.assumed["method"] = "full fine-tune (ZeRO-3/FSDP sharding and no LoRA named)"
+    if method is None and training and not context.tuning_words and context.dataset_tokens >= PRETRAIN_TOKENS:
+        method = "pretrain"
+        context.assumed["method"] = f"pretraining (training on {context.dataset_tokens / 1e9:g}B tokens, no fine-tuning word)"
     if method is None and training:
         method = "lora"
-        assumed["method"] = "lora (fine-tuning without a method named: LoRA assumed)"
+        what = "diffusion fine-tuning" if context.diffusion else "fine-tuning"
+        context.assumed["method"] = f"lora ({what} without a method named: LoRA assumed)"
     if method is None and inference:
         # Serving words (an endpoint, several users, a serving engine) win over running words ("run", ollama).
         method = "serving" if "serving" in found else "running"
     if method == "lora" and quant == "nf4":
         method = "qlora"
-        assumed["method"] = "qlora (LoRA on a 4-bit base model)"
+        context.assumed["method"] = "qlora (LoRA on a 4-bit base model)"
     return method
+
+
+def _rl_tuning(context: _Context, quant: str | None) -> str:
+    """Which weights an RL run updates: as named, else all of them (TRL's trainers update every weight
+    unless given a PEFT config: https://huggingface.co/docs/trl/main/en/peft_integration)."""
+    if "qlora" in context.found or ("lora" in context.found and quant == "nf4"):
+        mode = "qlora"
+    elif "lora" in context.found:
+        mode = "lora"
+    else:
+        mode = "full"
+    if mode != "full" or "full" in context.found:
+        context.assumed["rl_tuning"] = f"RL training with {mode} parameter updates, as written"
+    else:
+        context.assumed["rl_tuning"] = "full-parameter RL (no LoRA named; TRL updates every weight without a PEFT config)"
+    return mode
 
 
 def _str(value: object) -> str | None:

@@ -19,10 +19,11 @@ log = logging.getLogger(__name__)
 
 LANGUAGE_FILES: tuple[str, ...] = ("en", "zh", "ko", "ja", "es", "de", "fr", "vi")
 INTENT_KEYS = frozenset(
-    {"help", "language", "digest", "alert", "compare", "compare_weak", "price", "specs", "explain"}
+    {"help", "language", "digest", "alert", "compare", "compare_weak", "price", "specs", "explain", "advise"}
 )
 METHOD_KEYS = frozenset(
-    {"qlora", "lora", "full", "pretrain", "inference", "serving", "running", "diffusion", "finetune", "train", "rl"}
+    {"qlora", "lora", "full", "pretrain", "inference", "serving", "running", "diffusion", "generate", "finetune", "train",
+     "rl"}
 )
 LEVEL_KEYS = frozenset({"low", "medium", "high"})
 OBJECTIVE_KEYS = frozenset({"cheapest", "fastest", "simplest"})
@@ -155,6 +156,13 @@ def build_table(mapping: Mapping[str, Any]) -> PhraseTable:
     return PhraseTable(patterns, values, words if len(words) <= MAX_TABLE_ANCHORS else None)
 
 
+def _ending(phrases: Mapping[str, Any]) -> re.Pattern[str]:
+    """One of `phrases` at the end of a text (a Latin phrase starting at a word edge); longest first."""
+    words = sorted({normalise(p) for p in phrases if p}, key=len, reverse=True)
+    edge = f"(?<![{_LATIN}])"
+    return re.compile("(?:" + "|".join((edge if _LATIN_EDGE.match(w) else "") + re.escape(w) for w in words) + ")$")
+
+
 @dataclass(frozen=True, slots=True)
 class Vocabulary:
     """Every language's phrases merged per category (people mix languages in one message)."""
@@ -173,6 +181,10 @@ class Vocabulary:
     per_hour: tuple[str, ...]
     sample_units: tuple[str, ...]
     epoch_units: tuple[str, ...]
+    count_questions: tuple[str, ...]  # "how many", "几张", "몇 장": next to a GPU, the count is the question
+    follow_up_open: PhraseTable  # "and with", "那", "그럼", "では", "y si", "und mit", "et avec", "còn"
+    follow_up_close: re.Pattern[str]  # at the very end: "instead?", "呢", "면요?", "たら？", "thì sao?"
+    polite: PhraseTable  # "hi", "thanks!", "请问", "감사합니다": wrapping that tells nothing about the request
     stopwords: Mapping[str, frozenset[str]]  # stopwords plus the words of the language's own phrases
     simplified_chars: frozenset[str]
     traditional_chars: frozenset[str]
@@ -280,7 +292,10 @@ def load_vocabulary() -> Vocabulary:
     }
     counts: dict[str, int] = {}
     units: dict[str, float] = {}
-    lists: dict[str, list[str]] = {k: [] for k in ("gpu_units", "prefixes", "per_hour", "samples", "epochs")}
+    lists: dict[str, list[str]] = {
+        k: [] for k in ("gpu_units", "prefixes", "per_hour", "samples", "epochs", "count_questions")
+    }
+    follow_up: dict[str, dict[str, Any]] = {"open": {}, "close": {}, "polite": {}}
     stopwords: dict[str, frozenset[str]] = {}
     for file in LANGUAGE_FILES:
         data = _read(file)
@@ -308,8 +323,12 @@ def load_vocabulary() -> Vocabulary:
             for variant in extend([unit]):
                 units.setdefault(normalise(variant), float(hours))
         lists["prefixes"] += extend(_require_list(deadline, file, "prefixes"))
-        for key, target in (("gpu_units", "gpu_units"), ("per_hour", "per_hour"), ("samples", "samples"), ("epochs", "epochs")):
+        for key, target in (("gpu_units", "gpu_units"), ("per_hour", "per_hour"), ("samples", "samples"),
+                            ("epochs", "epochs"), ("count_questions", "count_questions")):
             lists[target] += extend(_require_list(data, file, key))
+        for side, key in (("open", "follow_up_open"), ("close", "follow_up_close"), ("polite", "polite")):
+            for phrase in extend(_require_list(data, file, key)):
+                follow_up[side].setdefault(phrase, True)
         words = _require_list(data, file, "stopwords") + _phrase_words(data)
         stopwords[file] = frozenset(normalise(w) for w in extend(words))
     symbols, usd, as_of, source = _currency()
@@ -329,6 +348,10 @@ def load_vocabulary() -> Vocabulary:
         per_hour=norm["per_hour"],
         sample_units=norm["samples"],
         epoch_units=norm["epochs"],
+        count_questions=norm["count_questions"],
+        follow_up_open=build_table(follow_up["open"]),
+        follow_up_close=_ending(follow_up["close"]),
+        polite=build_table(follow_up["polite"]),
         stopwords=stopwords,
         simplified_chars=frozenset(to_trad),
         traditional_chars=frozenset(to_trad.values()),
