@@ -12,10 +12,12 @@ from rules.plans.guidance import guidance_findings
 from rules.plans.notable import notable_rejects
 from rules.plans.ranking import objective_for, rank
 from rules.plans.search import Search, search, with_cost, with_findings
+from rules.plans.serving_verdict import evaluate_serving
 from rules.plans.tier import pick_tier
 from rules.tables import RuleTables
 from rules.types import GpuSpec, Offer, Provider, Workload
 from rules.verdict import Finding, Number, Option, Verdict
+from rules.workload.serving import serving_method
 from rules.workload.setup import DEFAULT_METHOD, UNTIMED_METHODS, Setup
 from rules.workload.shapes import Shape, shape_from_model, typical_shape, with_params
 
@@ -42,6 +44,10 @@ def resolve_shape(workload: Workload, method: str) -> tuple[Shape, list[Finding]
     code = "model.typical_shape" if workload.params_b else "model.missing"
     return shape, [Finding(code, "info" if workload.params_b else "warn",
                            {"params_b": params, "layers": shape.layers, "hidden_size": shape.hidden_size})]
+
+
+def _is_diffusion_model(workload: Workload) -> bool:
+    return workload.model is not None and workload.model.kind == "diffusion"
 
 
 def resolve_method(workload: Workload) -> str:
@@ -120,6 +126,11 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
                       offers_by_gpu: Mapping[str, Sequence[Offer]], providers: Mapping[str, Provider],
                       tables: RuleTables, offer_book: OfferBook | None = None) -> Verdict:
     """`offer_book`: the same offers indexed once per snapshot (rules.market.book); the result is identical."""
+    serving = serving_method(workload) if not _is_diffusion_model(workload) else None
+    if serving is not None:
+        shape, findings = resolve_shape(workload, serving)
+        return evaluate_serving(workload, serving, shape, findings, gpus=gpus, offers_by_gpu=offers_by_gpu,
+                                providers=providers, tables=tables, offer_book=offer_book)
     method = resolve_method(workload)
     objective = objective_for(workload)
     work, dataset_assumed = effective_workload(workload, method, objective)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 
 import pytest
@@ -18,7 +18,7 @@ from rules.memory.serving import max_sequences_default
 from rules.speed.serving_calibration import CaseError, ServingCase, cases_from_rows, predict, summary
 from rules.types import GpuSpec
 from rules.workload.shapes import Shape, shape_from_model
-from test_rules_serving_support import catalog_models
+from test_rules_serving_support import AppleGpu, apple_gpu, catalog_models
 from test_rules_support import CASES, catalog_gpus, tables
 
 THROUGHPUT = CASES / "serving_throughput.jsonl"
@@ -47,24 +47,13 @@ SHAPE_FIELDS = {"deepseek-r1": {"kv_lora_rank": 512, "qk_rope_head_dim": 64, "na
 EXCLUDED_ID = re.compile(r"-ub1-")
 
 
-@dataclass(frozen=True, slots=True)
-class AppleGpu(GpuSpec):
-    """A GpuSpec with the unified-memory flag the catalog branch adds."""
-
-    unified_memory: bool = True
-    gpu_usable_fraction: float = 0.75
-
-
 def gpu_for(name: str) -> GpuSpec | None:
     gpus = catalog_gpus()
     if name in gpus or name in GPU_ALIASES:
         return gpus[GPU_ALIASES.get(name, name)]
     for prefix, bandwidth in APPLE_BANDWIDTH_GBS.items():
-        if name.startswith(prefix):
-            base = gpus["rtx-4090"]  # only the bandwidth and the unified flag are read for decode
-            values = {f: getattr(base, f) for f in GpuSpec.__slots__}  # type: ignore[attr-defined]
-            values.update(id=name, memory_bandwidth_gbs=float(bandwidth), vram_gb=64.0)
-            return AppleGpu(**values)
+        if name.startswith(prefix):  # only the bandwidth and the unified flag are read for decode
+            return apple_gpu(name, memory_gb=64.0, bandwidth_gbs=float(bandwidth))
     return None
 
 
