@@ -207,3 +207,11 @@ def test_serving_space_is_shared_by_cards_of_one_class():
     for gpu_id in ("h100-sxm-80gb", "h100-pcie-80gb", "h800-sxm-80gb"):
         fit_serving(GPUS[gpu_id], space, (1, 2, 4, 8))
     assert len(space.fits) == 1
+
+
+def test_a_card_count_tensor_parallelism_cannot_use_is_split_by_layers():
+    """Three cards cannot split 64 heads evenly (vLLM); llama.cpp splits the 80 layers instead: 70B Q4_K_M
+    (40.2 GiB) over 3 x 24 GB."""
+    v = run(Workload(model=LLAMA_70B, method="serving", concurrency=2, gpu="rtx-3090", gpus=3))
+    assert v.pinned is not None and v.pinned.count == 3 and v.pinned.fits
+    assert v.command is not None and v.command.engine == "llama.cpp"

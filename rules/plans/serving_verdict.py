@@ -76,8 +76,11 @@ def fit_matrix(space: ServingSpace, gpu: GpuSpec, count: int) -> tuple[Precision
 
 
 def evaluate_pinned(space: ServingSpace, gpu: GpuSpec, count: int) -> tuple[Pinned, ServingPlan, list[Finding]]:
-    """Exactly the named hardware: the least-quantised precision that fits, else the smallest with offload."""
+    """Exactly the named hardware: the least-quantised precision that fits, else the smallest with offload.
+    A card count tensor parallelism cannot use (3 cards for 64 heads) is served by llama.cpp's layer split."""
     engine = space.engine(gpu)
+    if not valid_counts(gpu, space.shape, engine, (count,)) and not space.workload.engine:
+        engine = "llama.cpp"
     plans = [space.plan(gpu, count, precision, engine) for precision in ladder(space.workload, space.shape, gpu,
                                                                                engine)]
     chosen = next((p for p in plans if p.fits), plans[-1])
