@@ -40,6 +40,8 @@ def test_70b_on_one_4090_is_a_no_even_in_4_bit():
     assert p.throughput is not None and p.throughput.basis == "offload"
     more = [f for f in v.findings if f.code == "pinned.more_gpus"]
     assert any(f.numbers["gpus"] == 2 and f.numbers["precision"] == "gguf-q4_k_m" for f in more)
+    one = codes(v)["pinned.one_card"]  # the smallest single card: 48 GB (40.2 GiB of 4-bit weights + cache)
+    assert one["vram_gb"] == 48 and one["needed_gib"] <= 48
     four_bit = next(m for m in v.precisions if m.precision == "awq")
     assert not four_bit.fits and four_bit.needed_gib > 37.0  # 37.0 GiB of AWQ weights alone
     assert all(not m.fits for m in v.precisions)

@@ -126,6 +126,17 @@ def _search(space: ServingSpace, pool: Mapping[str, GpuSpec], counts: tuple[int,
     return scored, rejections
 
 
+def one_card(scored: list[Scored]) -> list[Finding]:
+    """The smallest single card that holds the model (the '1x 48 GB' of 'or buy one bigger card')."""
+    singles = [s.plan for s in scored if s.plan.setup.gpus == 1]
+    if not singles:
+        return []
+    plan = min(singles, key=lambda p: (p.gpu.vram_gb, p.gpu.id))
+    return [Finding("pinned.one_card", "info", {"gpu": plan.gpu.id, "vram_gb": plan.gpu.vram_gb,
+                                                "precision": plan.setup.weight_format,
+                                                "needed_gib": round(plan.needed_gib, 1)})]
+
+
 def _shown(ranked: list[Scored], pinned: Scored | None) -> list[Scored]:
     """The user's own plan first when it fits; then the best priced plans (unpriced only if none has a price)."""
     priced = [s for s in ranked if s.usd_per_million is not None] or ranked
@@ -173,6 +184,8 @@ def evaluate_serving(workload: Workload, method: str, shape: Shape, findings: li
     if pinned_gpu is not None:
         pinned, pinned_plan, extra = evaluate_pinned(space, pinned_gpu, workload.gpus or 1)
         findings += extra
+        if not pinned.fits:
+            findings += one_card(scored)
         if pinned.fits:
             offer = price(pinned_plan, offers_by_gpu.get(pinned_gpu.id, ()), workload, tables, providers, offer_book)
             pinned_scored = score(pinned_plan, space, offer)
