@@ -66,3 +66,14 @@ def test_training_with_named_hardware_has_a_pinned_verdict(snapshot):
     pinned = result["pinned"]
     assert set(pinned) == PINNED_KEYS and pinned["fits"] is False and pinned["count"] == 8
     assert pinned["throughput"] is None
+
+
+def test_flag_help_lists_every_accepted_value():
+    """The help text is spelled out (bot.cli stays light to import); it must name what the engine accepts."""
+    from rules.workload.formats import KV_CACHE_DTYPES, WEIGHT_FORMATS
+    from rules.workload.serving import ENGINES
+
+    helps = {a.dest: a.help for a in build_parser()._subparsers._group_actions[0].choices["estimate"]._actions}
+    for dest, names in (("quantization", WEIGHT_FORMATS), ("kv_cache_dtype", KV_CACHE_DTYPES), ("engine", ENGINES)):
+        listed = {n.strip() for n in helps[dest].split(":", 1)[1].split(",")}
+        assert listed == set(names), dest

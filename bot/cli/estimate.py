@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from bot.cli.context import CliError
-from rules.workload.formats import KV_CACHE_DTYPES, WEIGHT_FORMATS
-from rules.workload.serving import ENGINES
 
 METHODS = ("full", "pretrain", "lora", "qlora", "inference", "diffusion", "serving", "running")
 CHECKPOINTING = ("none", "full", "selective", "offloaded")
@@ -55,9 +53,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--concurrency", type=int, help="serving: sequences (users, requests) in flight at once")
     p.add_argument("--context", "--context-tokens", dest="context_tokens", type=int,
                    help="serving: tokens per sequence, prompt + output (default 4096, stated)")
-    p.add_argument("--quantization", help="weight format: " + ", ".join(WEIGHT_FORMATS))
-    p.add_argument("--kv-cache-dtype", help="KV cache: " + ", ".join(KV_CACHE_DTYPES))
-    p.add_argument("--engine", help="serving engine: " + ", ".join(ENGINES))
+    p.add_argument("--quantization", help="weight format: bf16, fp16, fp8, int8, int4, nf4, awq, gptq, exl2, mxfp4, "
+                                          "nvfp4, gguf, gguf-q2_k, gguf-q3_k_m, gguf-q4_0, gguf-q4_k_m, gguf-q5_k_m, "
+                                          "gguf-q6_k, gguf-q8_0")
+    p.add_argument("--kv-cache-dtype", help="KV cache: fp16, bf16, fp8, q8_0, q4_0")
+    p.add_argument("--engine", help="serving engine: vllm, sglang, tgi, tensorrt-llm, llama.cpp, ollama, mlx, "
+                                    "lmstudio, transformers, exllama")
     p.add_argument("--tokens-per-s", type=float, help="serving: output tokens/s wanted (see --tokens-per-s-scope)")
     p.add_argument("--tokens-per-s-scope", choices=TOKENS_PER_S_SCOPES, help="per_user (default) or total")
     p.add_argument("--input", metavar="FILE", help="JSON Lines of workloads ('-' = stdin), one result per line")
@@ -182,6 +183,8 @@ def _resolve_gpu(name: str, snapshot: Any) -> tuple[str, int | None]:
 def build_workload(values: dict[str, Any], snapshot: Any) -> Any:
     """A Workload from flag values / a JSON line; bad values raise CliError with the key."""
     from rules.types import Workload
+    from rules.workload.formats import KV_CACHE_DTYPES, WEIGHT_FORMATS
+    from rules.workload.serving import ENGINES
 
     model = None
     if values.get("model"):
