@@ -10,7 +10,7 @@ from rules.plans.serving import SERVING_COUNTS, ServingPlan, ServingSpace, valid
 from rules.speed.serving import HOST_RAM_GBS, Rate
 from rules.tables import RuleTables
 from rules.types import GpuSpec
-from rules.verdict import Finding, Option
+from rules.verdict import Finding, Option, Outcome
 from rules.workload.formats import weight_format
 from rules.workload.serving import QUALITY_CODES
 
@@ -18,7 +18,7 @@ from rules.workload.serving import QUALITY_CODES
 def quality_finding(precision: str) -> Finding:
     """The caveat of a precision as a code (the cards say what fp8 / int8 / 4-bit / GGUF cost in quality)."""
     fmt = weight_format(precision)
-    outcome = "info" if fmt.family in ("16bit", "fp8") else "warn"
+    outcome: Outcome = "info" if fmt.family in ("16bit", "fp8") else "warn"
     return Finding(QUALITY_CODES[fmt.family], outcome, {"precision": precision, "bits_per_weight": round(fmt.bits, 3)})
 
 
