@@ -51,8 +51,10 @@ SHAPE_FIELDS = {"deepseek-r1": {"kv_lora_rank": 512, "qk_rope_head_dim": 64, "na
                 "qwen3-8b": {"config_head_dim": 128}, "qwen3-30b-a3b": {"config_head_dim": 128},
                 "qwen3-235b-a22b": {"config_head_dim": 128}}
 # Rows whose settings the model does not describe: prompt processing at micro-batch 1 (llama.cpp PRs
-# measuring a kernel, not a serving setup); offline runs with unstated prompt and output lengths.
+# measuring a kernel, not a serving setup); offline runs with unstated prompt and output lengths; prompt
+# rates from prompts too short to be a rate (16 tokens: start-up dominates).
 EXCLUDED_ID = re.compile(r"-ub1-")
+MIN_PROMPT_TOKENS = 128
 
 
 def gpu_for(name: str) -> GpuSpec | None:
@@ -108,7 +110,10 @@ def _modelled(case: ServingCase, gpu: GpuSpec) -> bool:
         return False
     if case.load == "offline-max" and not case.input_tokens:
         return False
-    # Apple GPUs' fp16 TFLOPS are not published by Apple: their prompt rates are not predicted.
+    if case.metric == "prefill_tokens_per_s" and 0 < case.input_tokens < MIN_PROMPT_TOKENS:
+        return False
+    # Apple does not publish its GPUs' TFLOPS: without a catalog row (which cites a measured figure) the
+    # prompt rates of a stand-in Mac are not predicted.
     return not (case.metric == "prefill_tokens_per_s" and isinstance(gpu, AppleGpu))
 
 

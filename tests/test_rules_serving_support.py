@@ -52,5 +52,5 @@ def apple_gpu(name: str, *, memory_gb: float, bandwidth_gbs: float, usable_fract
     base = catalog_gpus()["rtx-4090"]
     values = {f: getattr(base, f) for f in GpuSpec.__slots__}  # type: ignore[attr-defined]
     values.update(id=name, name=name, vram_gb=memory_gb, memory_bandwidth_gbs=bandwidth_gbs, segment="consumer",
-                  purchase_usd=None)
-    return AppleGpu(**values, gpu_usable_fraction=usable_fraction)
+                  purchase_usd=None, unified_memory=True, gpu_usable_fraction=usable_fraction)
+    return AppleGpu(**values)
