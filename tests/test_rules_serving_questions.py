@@ -63,8 +63,9 @@ def model_for(row: dict[str, Any]) -> ModelSpec | None:
     shape = row["inputs"]["shape"]
     values = {f: getattr(preset, f) for f in ModelSpec.__slots__}  # type: ignore[attr-defined]
     native = "fp8" if "deepseek-v3" in wanted else "bf16"  # DeepSeek-V3 is published in fp8
-    return ShapedSpec(**values, head_dim=shape.get("head_dim", 0), kv_lora_rank=shape.get("kv_lora_rank", 0),
-                      qk_rope_head_dim=shape.get("qk_rope_head_dim", 0), native_dtype=native)
+    values.update(head_dim=shape.get("head_dim", 0), kv_lora_rank=shape.get("kv_lora_rank", 0),
+                  qk_rope_head_dim=shape.get("qk_rope_head_dim", 0), native_dtype=native)
+    return ShapedSpec(**values)
 
 
 def gpus_for(row: dict[str, Any]) -> tuple[dict[str, GpuSpec], str | None]:
