@@ -12,10 +12,12 @@ from rules.plans.guidance import guidance_findings
 from rules.plans.notable import notable_rejects
 from rules.plans.ranking import objective_for, rank
 from rules.plans.search import Search, search, with_cost, with_findings
+from rules.plans.serving_verdict import evaluate_serving
 from rules.plans.tier import pick_tier
 from rules.tables import RuleTables
 from rules.types import GpuSpec, Offer, Provider, Workload
-from rules.verdict import Finding, Number, Option, Verdict
+from rules.verdict import Finding, Number, Option, Pinned, Verdict
+from rules.workload.serving import serving_method
 from rules.workload.setup import DEFAULT_METHOD, UNTIMED_METHODS, Setup
 from rules.workload.shapes import Shape, shape_from_model, typical_shape, with_params
 
@@ -42,6 +44,10 @@ def resolve_shape(workload: Workload, method: str) -> tuple[Shape, list[Finding]
     code = "model.typical_shape" if workload.params_b else "model.missing"
     return shape, [Finding(code, "info" if workload.params_b else "warn",
                            {"params_b": params, "layers": shape.layers, "hidden_size": shape.hidden_size})]
+
+
+def _is_diffusion_model(workload: Workload) -> bool:
+    return workload.model is not None and workload.model.kind == "diffusion"
 
 
 def resolve_method(workload: Workload) -> str:
@@ -95,6 +101,21 @@ def pinned_finding(gpu_id: str, search_result: Search, gpus: Mapping[str, GpuSpe
         "has_gib": numbers["has_gib"], "reason": fit.rejection.code})
 
 
+def pinned_of(gpu_id: str, search_result: Search, gpus: Mapping[str, GpuSpec], space: CandidateSpace) -> Pinned:
+    """The same answer as `pinned_finding`, as the verdict's `pinned` (training: no throughput)."""
+    fit = search_result.fits[gpu_id]
+    if fit.candidate is not None:
+        estimate = fit.candidate.estimate
+        return Pinned(gpu_id, fit.candidate.count, True, fit.candidate.setup.weight_format,
+                      round(estimate.per_gpu_gib, 1), gpus[gpu_id].vram_gb, round(estimate.cpu_offload_gib, 1), None)
+    assert fit.rejection is not None
+    numbers = fit.rejection.numbers
+    count = int(numbers["gpus"])
+    precision = space.candidate(count, space.ladders(count)[-1]).setup.weight_format
+    return Pinned(gpu_id, count, False, precision, float(numbers["needed_gib"]), float(numbers["has_gib"]), 0.0,
+                  None)
+
+
 def priced_first(options: list[Option]) -> list[Option]:
     """Plans with a capable offer, in rank order; the unpriced only when nothing has a price."""
     return [o for o in options if o.offer is not None] or options
@@ -120,6 +141,11 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
                       offers_by_gpu: Mapping[str, Sequence[Offer]], providers: Mapping[str, Provider],
                       tables: RuleTables, offer_book: OfferBook | None = None) -> Verdict:
     """`offer_book`: the same offers indexed once per snapshot (rules.market.book); the result is identical."""
+    serving = serving_method(workload) if not _is_diffusion_model(workload) else None
+    if serving is not None:
+        shape, findings = resolve_shape(workload, serving)
+        return evaluate_serving(workload, serving, shape, findings, gpus=gpus, offers_by_gpu=offers_by_gpu,
+                                providers=providers, tables=tables, offer_book=offer_book)
     method = resolve_method(workload)
     objective = objective_for(workload)
     work, dataset_assumed = effective_workload(workload, method, objective)
@@ -139,8 +165,10 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
         extra_rejections = [r for r in alternatives.rejections if r.gpu_id != pinned_gpu]
     else:
         alternatives, extra_rejections, shown = found, [], priced_first(ranked)
+    pinned = None
     if pinned_gpu is not None:
         findings.append(pinned_finding(pinned_gpu, found, gpus))
+        pinned = pinned_of(pinned_gpu, found, gpus, space)
     top = tuple(with_findings(with_cost(o, work, tables), gpus[o.gpu_id],
                               space.candidate(o.count, o.switches).setup, work, tables,
                               offers_by_gpu.get(o.gpu_id, ()))
@@ -157,7 +185,7 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     findings += guidance_findings(workload, reference.setup, top, gpus, providers, tables)
     if workload.gpu and workload.gpu not in gpus:
         findings.append(Finding("gpu.unknown", "warn", {"gpu": workload.gpu}))
-    return Verdict(workload, assumptions, defaulted, memory, top, notable, tuple(findings), tier)
+    return Verdict(workload, assumptions, defaulted, memory, top, notable, tuple(findings), tier, pinned=pinned)
 
 
 def evaluate(

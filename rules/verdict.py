@@ -55,6 +55,20 @@ class MemoryEstimate:
 
 
 @dataclass(frozen=True, slots=True)
+class Throughput:
+    """Serving rates of one plan: decode tokens/s for all sequences and per user, prefill tokens/s, a band."""
+
+    concurrency: int  # sequences decoding together (the batch the rates are for)
+    output_tokens_per_s: float  # all sequences together
+    output_tokens_per_s_per_user: float
+    prefill_tokens_per_s: float
+    low_tokens_per_s: float  # band on output_tokens_per_s (calibration spread)
+    high_tokens_per_s: float
+    basis: str  # "bandwidth" (memory-bound roofline x fitted efficiency), "compute", "offload" (upper bound)
+    max_concurrency: int  # sequences at the context that the memory sustains
+
+
+@dataclass(frozen=True, slots=True)
 class Option:
     """A plan for one GPU type: how many, how sharded, which switches, memory, time and cost."""
 
@@ -68,6 +82,12 @@ class Option:
     cost_usd: Decimal | None  # per job on `offer` (billing increments applied); None without price or hours
     offer: Offer | None  # cheapest matching offer used for cost
     findings: tuple[Finding, ...]
+    # Serving and running only (None for training):
+    precision: str | None = None  # weight format the plan stores (bf16, fp8, awq, gguf-q4_k_m, ...)
+    engine: str | None = None
+    throughput: Throughput | None = None
+    usd_per_million_output_tokens: float | None = None  # plan $/hour / (all sequences' tokens/s x 3600) x 1e6
+    usd_per_month: float | None = None  # plan $/hour x 730 h (24/7)
 
 
 # Historic name used in the brief; both names refer to the same type.
@@ -84,6 +104,40 @@ class Rejection:
 
 
 @dataclass(frozen=True, slots=True)
+class PrecisionFit:
+    """One row of the fit matrix: the model at one precision on the named or recommended hardware."""
+
+    precision: str
+    fits: bool
+    needed_gib: float  # per GPU, at the sized concurrency and context
+    has_gib: float  # per GPU, what the engine may use
+    code: str  # quality caveat finding code: quant.none, quant.fp8, quant.int8, quant.4bit, quant.gguf
+
+
+@dataclass(frozen=True, slots=True)
+class Pinned:
+    """The verdict for exactly the hardware the user named."""
+
+    gpu: str
+    count: int
+    fits: bool  # weights and cache fit in the GPUs' usable memory at `precision`
+    precision: str  # the least-quantised precision that fits, the requested one, or the smallest tried
+    needed_gib: float  # per GPU
+    has_gib: float  # per GPU, usable
+    offload_gib: float  # what would have to live in host RAM (0 when it fits)
+    throughput: Throughput | None
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A launch line for the chosen setup: environment variables and arguments (no display text)."""
+
+    engine: str
+    argv: tuple[str, ...]
+    env: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Verdict:
     """Everything the engine concluded for one workload."""
 
@@ -95,3 +149,7 @@ class Verdict:
     rejected: tuple[Rejection, ...]  # notable rejects, most relevant first
     findings: tuple[Finding, ...]  # workload-level guidance
     tier: TierName
+    # Serving and running only:
+    pinned: Pinned | None = None  # the user's own hardware, when named
+    command: Command | None = None
+    precisions: tuple[PrecisionFit, ...] = ()  # the fit matrix

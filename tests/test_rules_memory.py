@@ -9,7 +9,7 @@ import pytest
 
 from rules.memory.calibration import shape_from_config
 from rules.memory.parts import GIB
-from rules.memory.training import adapter_param_count, estimate_parts, kv_cache_bytes
+from rules.memory.training import adapter_param_count, estimate_parts
 from rules.workload.setup import parse_lora_targets, resolve_setup
 from rules.types import Workload
 from test_rules_support import CASES
@@ -50,13 +50,6 @@ def test_full_state_bytes_per_param(recipe, optimizer, bytes_per_param):
     states = (parts.weights + parts.optimizer) * GIB + (parts.gradients * GIB if parts.gradients else 0)
     per_param = states / (s.params_b * 1e9)
     assert per_param == pytest.approx(bytes_per_param, rel=0.01)
-
-
-def test_kv_cache_is_gqa_aware():
-    """Llama-3.1-8B: 32 layers x 8 KV heads x 128 dims x 2 (K,V) x 2 B = 128 KiB per token."""
-    s = shape("meta-llama/Llama-3.1-8B")
-    setup = resolve_setup(Workload(method="inference", seq_len=8192, batch_size=1), method="inference", gpus=1)
-    assert kv_cache_bytes(s, setup) == 128 * 1024 * 8192
 
 
 @pytest.mark.parametrize("sharding", ["zero3", "fsdp"])

@@ -11,6 +11,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from decimal import Decimal
 
+import pytest
+
 from test_rules_support import catalog_gpus, model, offers_for, providers, tables
 
 from rules.types import Offer, Workload
@@ -76,11 +78,15 @@ def test_balanced_takes_the_h100_when_it_is_cheaper_per_job():
     assert run(Workload(**QLORA_13B), prices).options[0].gpu_id == "h100-sxm-80gb"
 
 
-def test_cheapest_without_hours_ranks_by_the_whole_plan_per_hour():
-    """Inference has no time model: cheapest = whole instances x instance price (4 GPUs rent an 8-GPU box)."""
+def test_cheapest_serving_ranks_by_dollars_per_million_output_tokens():
+    """Inference is serving: cheapest = the whole plan's $/hour / (tokens/s x 3600) x 1e6, lowest first."""
     verdict = run(Workload(params_b=8.0, method="inference", objective="cheapest"))
-    rates = [o.offer.usd_per_hour * -(-o.count // o.offer.gpu_count) for o in verdict.options]
-    assert rates == sorted(rates)
+    costs = [o.usd_per_million_output_tokens for o in verdict.options]
+    assert None not in costs and costs == sorted(costs)
+    for option in verdict.options:
+        per_hour = float(option.offer.usd_per_hour) * -(-option.count // option.offer.gpu_count)
+        expected = per_hour / (option.throughput.output_tokens_per_s * 3600) * 1e6
+        assert option.usd_per_million_output_tokens == pytest.approx(expected, rel=1e-3)
 
 
 def test_pinned_count_and_gpu_get_a_direct_no_with_the_sharded_need_and_plans_that_fit():

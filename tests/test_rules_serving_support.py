@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import csv
+from dataclasses import dataclass
 from functools import lru_cache
 
-from rules.types import ModelSpec
-from test_rules_support import ROOT
+from rules.types import GpuSpec, ModelSpec
+from test_rules_support import ROOT, catalog_gpus
 
 _INTS = {"layers", "hidden_size", "heads", "kv_heads", "intermediate_size", "vocab_size", "moe_experts",
          "moe_active_experts", "max_context", "head_dim", "kv_lora_rank", "qk_rope_head_dim", "sliding_window",
@@ -35,3 +36,21 @@ def catalog_models() -> dict[str, ModelSpec]:
 
 def catalog_model(model_id: str) -> ModelSpec:
     return catalog_models()[model_id]
+
+
+@dataclass(frozen=True, slots=True)
+class AppleGpu(GpuSpec):
+    """A GpuSpec with the unified-memory fields the catalog branch adds (until it lands)."""
+
+    unified_memory: bool = True
+    gpu_usable_fraction: float = 0.75
+
+
+def apple_gpu(name: str, *, memory_gb: float, bandwidth_gbs: float, usable_fraction: float = 0.75) -> AppleGpu:
+    """An Apple-silicon Mac as a GPU: unified memory, its bandwidth; compute taken from a catalog card (the
+    tests that use it read only memory and bandwidth)."""
+    base = catalog_gpus()["rtx-4090"]
+    values = {f: getattr(base, f) for f in GpuSpec.__slots__}  # type: ignore[attr-defined]
+    values.update(id=name, name=name, vram_gb=memory_gb, memory_bandwidth_gbs=bandwidth_gbs, segment="consumer",
+                  purchase_usd=None, unified_memory=True, gpu_usable_fraction=usable_fraction)
+    return AppleGpu(**values)

@@ -10,16 +10,18 @@ from typing import Any
 
 from bot.cli.context import CliError
 
-METHODS = ("full", "pretrain", "lora", "qlora", "inference", "diffusion")
+METHODS = ("full", "pretrain", "lora", "qlora", "inference", "diffusion", "serving", "running")
 CHECKPOINTING = ("none", "full", "selective", "offloaded")
 SHARDING = ("none", "ddp", "zero1", "zero2", "zero3", "fsdp")
 OBJECTIVES = ("cheapest", "fastest", "simplest", "balanced")
+TOKENS_PER_S_SCOPES = ("per_user", "total")
 FRAMEWORKS = ("hf", "torchtune", "unsloth", "axolotl", "llamafactory", "deepspeed", "megatron")
 # Keys accepted on --input lines: the flag names with underscores (+ resolution for diffusion).
 INPUT_KEYS = ("model", "params_b", "method", "framework", "recipe", "optimizer", "precision", "seq_len",
               "batch_size", "grad_checkpointing", "lora_rank", "lora_targets", "gpus", "sharding",
               "offload", "gpu", "tokens", "samples", "epochs", "budget_usd", "deadline_hours", "spot",
-              "objective", "resolution")
+              "objective", "resolution", "concurrency", "context_tokens", "quantization", "kv_cache_dtype", "engine",
+              "tokens_per_s", "tokens_per_s_scope")
 CASES_DIR = Path(__file__).resolve().parents[2] / "tests" / "cases"
 
 
@@ -48,6 +50,17 @@ def register(subparsers: Any) -> None:
     p.add_argument("--deadline-hours", type=float)
     p.add_argument("--spot", action="store_true", default=None, help="spot / interruptible allowed")
     p.add_argument("--objective", choices=OBJECTIVES)
+    p.add_argument("--concurrency", type=int, help="serving: sequences (users, requests) in flight at once")
+    p.add_argument("--context", "--context-tokens", dest="context_tokens", type=int,
+                   help="serving: tokens per sequence, prompt + output (default 4096, stated)")
+    p.add_argument("--quantization", help="weight format: bf16, fp16, fp8, int8, int4, nf4, awq, gptq, exl2, mxfp4, "
+                                          "nvfp4, gguf, gguf-q2_k, gguf-q3_k_m, gguf-q4_0, gguf-q4_k_m, gguf-q5_k_m, "
+                                          "gguf-q6_k, gguf-q8_0")
+    p.add_argument("--kv-cache-dtype", help="KV cache: fp16, bf16, fp8, q8_0, q4_0")
+    p.add_argument("--engine", help="serving engine: vllm, sglang, tgi, tensorrt-llm, llama.cpp, ollama, mlx, "
+                                    "lmstudio, transformers, exllama")
+    p.add_argument("--tokens-per-s", type=float, help="serving: output tokens/s wanted (see --tokens-per-s-scope)")
+    p.add_argument("--tokens-per-s-scope", choices=TOKENS_PER_S_SCOPES, help="per_user (default) or total")
     p.add_argument("--input", metavar="FILE", help="JSON Lines of workloads ('-' = stdin), one result per line")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--calibration-report", action="store_true",
@@ -170,6 +183,8 @@ def _resolve_gpu(name: str, snapshot: Any) -> tuple[str, int | None]:
 def build_workload(values: dict[str, Any], snapshot: Any) -> Any:
     """A Workload from flag values / a JSON line; bad values raise CliError with the key."""
     from rules.types import Workload
+    from rules.workload.formats import KV_CACHE_DTYPES, WEIGHT_FORMATS
+    from rules.workload.serving import ENGINES
 
     model = None
     if values.get("model"):
@@ -196,6 +211,11 @@ def build_workload(values: dict[str, Any], snapshot: Any) -> Any:
         epochs=_number(values, "epochs", float), budget_usd=_money(values, "budget_usd"),
         deadline_hours=_number(values, "deadline_hours", float), spot=values.get("spot"),
         objective=_choice(values, "objective", OBJECTIVES),  # type: ignore[arg-type]
+        concurrency=_number(values, "concurrency", int), context_tokens=_number(values, "context_tokens", int),
+        quantization=_choice(values, "quantization", WEIGHT_FORMATS),
+        kv_cache_dtype=_choice(values, "kv_cache_dtype", KV_CACHE_DTYPES),
+        engine=_choice(values, "engine", ENGINES), tokens_per_s=_number(values, "tokens_per_s", float),
+        tokens_per_s_scope=_choice(values, "tokens_per_s_scope", TOKENS_PER_S_SCOPES),  # type: ignore[arg-type]
     )
 
 
@@ -207,7 +227,12 @@ def _emit(result: dict[str, Any], *, as_json: bool) -> int:
     print(f"Memory per GPU: {memory['per_gpu_gib']:.1f} GiB (band {memory['low_gib']:.1f}-{memory['high_gib']:.1f})")
     print("  " + ", ".join(f"{k} {v:.1f}" for k, v in memory["breakdown"].items() if v))
     print("Assumed: " + ", ".join(f"{k}={v}" for k, v in result["assumptions"].items()))
+    if result.get("pinned"):
+        _print_pinned(result["pinned"])
     for rank, option in enumerate(result["options"], start=1):
+        if "throughput" in option:
+            _print_serving_option(rank, option)
+            continue
         cost = f"${option['cost_usd']:.2f}" if option["cost_usd"] is not None else "no price/hours"
         hours = f"{option['hours']:.1f} h" if option["hours"] is not None else "hours unknown"
         switches = f" +{'+'.join(option['switches'])}" if option["switches"] else ""
@@ -221,7 +246,34 @@ def _emit(result: dict[str, Any], *, as_json: bool) -> int:
               f"(needs {numbers.get('needed_gib')} GiB, has {numbers.get('has_gib')})")
     for finding in result["findings"]:
         print(f"  [{finding['outcome']}] {finding['code']} {finding['numbers']}")
+    if result.get("precisions"):
+        print("Precisions: " + ", ".join(f"{p['precision']} {p['needed_gib']:.1f} GiB "
+                                         f"{'fits' if p['fits'] else 'no'}" for p in result["precisions"]))
+    if result.get("command"):
+        print("Command: " + result["command"]["line"])
     return 0
+
+
+def _print_pinned(pinned: dict[str, Any]) -> None:
+    verdict = "fits" if pinned["fits"] else f"does not fit (offload {pinned['offload_gib']:.1f} GiB)"
+    print(f"Your {pinned['count']}x {pinned['gpu']['name']}: {verdict} at {pinned['precision']}, "
+          f"needs {pinned['needed_gib']:.1f} GiB/GPU of {pinned['has_gib']:.1f}")
+    if pinned.get("throughput"):
+        print("  " + _rates(pinned["throughput"]))
+
+
+def _rates(throughput: dict[str, Any]) -> str:
+    return (f"{throughput['output_tokens_per_s_per_user']:.1f} tok/s per user, "
+            f"{throughput['output_tokens_per_s']:.1f} tok/s for {throughput['concurrency']} "
+            f"({throughput['basis']}), prefill {throughput['prefill_tokens_per_s']:.0f} tok/s, "
+            f"up to {throughput['max_concurrency']} sequences")
+
+
+def _print_serving_option(rank: int, option: dict[str, Any]) -> None:
+    cost = option["usd_per_million_output_tokens"]
+    price = f"${cost:.2f}/M output tokens, ${option['usd_per_month']:.0f}/month" if cost is not None else "no price"
+    print(f"{rank}. {option['count']}x {option['gpu']['name']} {option['precision']} on {option['engine']}: "
+          f"{option['memory_per_gpu_gib']:.1f} GiB/GPU, {_rates(option['throughput'])}, {price}")
 
 
 def print_calibration_report(cases_dir: Path, *, as_json: bool) -> int:

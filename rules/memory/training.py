@@ -201,9 +201,8 @@ def _page_optimizer(states: _States, rest: float, device_gib: float | None, setu
 
 
 def estimate_parts(shape: Shape, setup: Setup, *, device_gib: float | None = None) -> MemoryParts:
-    """Peak memory per GPU by part. `device_gib` lets paged optimizer state spill to the host."""
-    if not setup.is_training:
-        return _inference_parts(shape, setup)
+    """Peak memory per GPU by part (training; serving is rules.memory.serving). `device_gib` lets paged
+    optimizer state spill to the host."""
     full = setup.method in ("full", "pretrain")
     states = _shard(_full_states(shape, setup) if full else _adapter_states(shape, setup), shape, setup)
     acts = activation_bytes(shape, setup)
@@ -230,26 +229,4 @@ def estimate_parts(shape: Shape, setup: Setup, *, device_gib: float | None = Non
         reserve=reserve / GIB,
         cpu_offload=states.cpu / GIB,
         allocated_peak=allocated / GIB,
-    )
-
-
-def kv_cache_bytes(shape: Shape, setup: Setup) -> float:
-    """K and V for every layer: 2 · layers · kv_heads · head_dim · context · batch · bytes (GQA-aware)."""
-    element = 1.0 if setup.weight_format == "fp8" else 2.0
-    return 2 * shape.layers * shape.kv_dim * setup.seq_len * setup.batch_size * element
-
-
-def _inference_parts(shape: Shape, setup: Setup) -> MemoryParts:
-    n = max(setup.gpus, 1)
-    fmt = setup.weight_format
-    weights = shape.params_b * 1e9 * {"fp32": 4.0, "int8": 1.0, "fp8": 1.0, "nf4": NF4_BYTES}.get(fmt, 2.0)
-    kv = kv_cache_bytes(shape, setup)
-    # Prefill working set: one block's activations for a 2048-token chunk, plus last-token logits.
-    chunk = min(setup.seq_len, 2048) * setup.batch_size * 2.0
-    work = layer_activation_elements(shape, "eager") * chunk + 4.0 * setup.batch_size * shape.vocab_size
-    per_gpu = (weights + kv) / n + work
-    return MemoryParts(
-        weights=weights / n / GIB, gradients=0.0, optimizer=0.0, adapters=0.0,
-        activations=kv / n / GIB + work / GIB, logits=0.0, context=CUDA_CONTEXT_GIB,
-        reserve=RESERVE_FRACTION * work / GIB, cpu_offload=0.0, allocated_peak=per_gpu / GIB,
     )

@@ -96,20 +96,44 @@ def tp_efficiency(gpu: GpuSpec, setup: ServingSetup, tables: ServingTables) -> f
     return tables.tp_efficiency[link]
 
 
+@dataclass(frozen=True, slots=True)
+class DecodeWork:
+    """What one decode step and one prompt token cost, independent of the GPU that runs them."""
+
+    batch: int
+    bytes_per_gpu: float  # weights touched / GPUs + every sequence's KV on one GPU
+    step_flops: float  # all GPUs together
+    prefill_flops_per_token: float
+
+
+def decode_work(shape: Shape, setup: ServingSetup, *, batch: int, kv_len: int) -> DecodeWork:
+    batch = max(batch, 1)
+    kv = kv_bytes_per_sequence(shape, _at(setup, kv_len))
+    per_token = 2.0 * shape.active_params_b * 1e9 + 2.0 * shape.layers * kv_len * shape.heads * shape.attention_head_dim
+    return DecodeWork(batch, read_bytes_per_step(shape, setup, batch) / setup.gpus + batch * kv,
+                      _decode_flops(shape, batch, kv_len), per_token)
+
+
+def rate_of(work: DecodeWork, setup: ServingSetup, gpu: GpuSpec, tables: ServingTables,
+            bandwidth_gbs: float | None = None) -> Rate:
+    """The step time on `gpu`: bytes over bandwidth x efficiency plus the step overhead, bounded by compute."""
+    bandwidth = (bandwidth_gbs or gpu.memory_bandwidth_gbs) * 1e9
+    row = engine_class(setup, gpu)
+    scaling = tp_efficiency(gpu, setup, tables)
+    memory_s = work.bytes_per_gpu / (bandwidth * tables.bandwidth_efficiency[row] * scaling) + \
+        tables.step_overhead_ms[row] / 1e3
+    peak = compute_peak_tflops(gpu, setup.weight_format) * 1e12 * setup.gpus * scaling
+    compute_s = work.step_flops / (peak * tables.decode_compute_utilisation)
+    step = max(memory_s, compute_s)
+    return Rate(work.batch, work.batch / step, 1.0 / step,
+                peak * tables.prefill_compute_utilisation / work.prefill_flops_per_token,
+                "bandwidth" if memory_s >= compute_s else "compute")
+
+
 def decode_rate(shape: Shape, setup: ServingSetup, gpu: GpuSpec, tables: ServingTables, *, batch: int,
                 kv_len: int, bandwidth_gbs: float | None = None) -> Rate:
     """Decode and prefill rates at `batch` sequences each holding `kv_len` cached tokens."""
-    batch = max(batch, 1)
-    bandwidth = (bandwidth_gbs or gpu.memory_bandwidth_gbs) * 1e9
-    efficiency = tables.bandwidth_efficiency[engine_class(setup, gpu)] * tp_efficiency(gpu, setup, tables)
-    kv = kv_bytes_per_sequence(shape, _at(setup, kv_len))
-    per_gpu_bytes = read_bytes_per_step(shape, setup, batch) / setup.gpus + batch * kv
-    memory_s = per_gpu_bytes / (bandwidth * efficiency) + tables.step_overhead_ms[engine_class(setup, gpu)] / 1e3
-    peak = compute_peak_tflops(gpu, setup.weight_format) * 1e12 * setup.gpus * tp_efficiency(gpu, setup, tables)
-    compute_s = _decode_flops(shape, batch, kv_len) / (peak * tables.decode_compute_utilisation)
-    step = max(memory_s, compute_s)
-    return Rate(batch, batch / step, 1.0 / step, prefill_rate(shape, gpu, setup, tables, kv_len),
-                "bandwidth" if memory_s >= compute_s else "compute")
+    return rate_of(decode_work(shape, setup, batch=batch, kv_len=kv_len), setup, gpu, tables, bandwidth_gbs)
 
 
 def prefill_rate(shape: Shape, gpu: GpuSpec, setup: ServingSetup, tables: ServingTables, prompt: int) -> float:

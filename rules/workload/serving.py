@@ -118,11 +118,12 @@ def matrix_precisions(shape: Shape, gpu: GpuSpec, engine: str) -> tuple[str, ...
     return tuple(out)
 
 
-def kv_cache_dtype(workload: Workload, weight_format: str) -> str:
-    """The KV dtype asked for; else the model's 16-bit dtype (vLLM --kv-cache-dtype auto, llama.cpp f16)."""
+def kv_cache_dtype(workload: Workload, weight_format: str, engine: str) -> str:
+    """The KV dtype asked for; else the model's 16-bit dtype (vLLM --kv-cache-dtype auto) or llama.cpp's f16
+    (-ctk/-ctv default f16; Ollama's OLLAMA_KV_CACHE_TYPE default f16)."""
     if workload.kv_cache_dtype in KV_CACHE_DTYPES:
         return workload.kv_cache_dtype
-    return "fp16" if weight_format == "fp16" else "bf16"
+    return "fp16" if weight_format == "fp16" or engine in GGUF_ENGINES else "bf16"
 
 
 def context_tokens(workload: Workload, shape_max_context: int) -> int:
@@ -139,7 +140,7 @@ def resolve_serving(workload: Workload, *, method: str, engine: str, weight_form
     concurrency = workload.concurrency or 1
     return ServingSetup(
         method=method, engine=engine, weight_format=DEFAULT_GGUF if fmt == "gguf" else fmt,
-        kv_cache_dtype=kv_cache_dtype(workload, fmt), concurrency=concurrency,
+        kv_cache_dtype=kv_cache_dtype(workload, fmt, engine), concurrency=concurrency,
         context_tokens=context_tokens(workload, max_context), gpus=gpus,
         full_load=method == "serving" and workload.concurrency is None,
     )

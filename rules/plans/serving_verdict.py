@@ -1,0 +1,248 @@
+"""The verdict for serving and running: the user's own hardware first, then the ranked alternatives, the fit
+matrix over precisions, how memory grows with context, and the launch command."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from rules.market.book import OfferBook
+from rules.market.offers import price_findings
+from rules.memory.parts import GIB
+from rules.memory.serving import is_large_card, kv_bytes_per_sequence, serving_memory
+from rules.plans.command import build_command
+from rules.plans.guidance import link_findings
+from rules.plans.ranking import objective_for
+from rules.plans.serving import (
+    MULTINODE_COUNTS,
+    SERVING_COUNTS,
+    Scored,
+    ServingPlan,
+    ServingSpace,
+    fit_serving,
+    meets_target,
+    price,
+    rank_serving,
+    score,
+    to_option,
+    valid_counts,
+)
+from rules.plans.serving_findings import option_findings, pinned_findings
+from rules.plans.tier import pick_tier
+from rules.tables import RuleTables
+from rules.types import GpuSpec, Offer, Provider, Workload
+from rules.verdict import Finding, Number, Option, Pinned, PrecisionFit, Rejection, Verdict
+from rules.workload.formats import weight_format
+from rules.workload.serving import (
+    CONTEXT_STEPS,
+    GGUF_ENGINES,
+    QUALITY_CODES,
+    ladder,
+    matrix_precisions,
+    native_format,
+)
+from rules.workload.shapes import Shape
+
+TOP_OPTIONS = 3
+
+
+def search_counts(workload: Workload, *, pinned: bool) -> tuple[int, ...]:
+    if workload.gpus and not pinned:
+        return (workload.gpus,)
+    return SERVING_COUNTS + MULTINODE_COUNTS
+
+
+def _engine_for(precision: str, gpu: GpuSpec, default: str) -> str:
+    """GGUF levels run on llama.cpp; the others on the default engine, or vLLM / MLX next to a GGUF one."""
+    if precision.startswith("gguf"):
+        return default if default in GGUF_ENGINES else "llama.cpp"
+    if default in GGUF_ENGINES:
+        return "mlx" if getattr(gpu, "unified_memory", False) else "vllm"
+    return default
+
+
+def fit_matrix(space: ServingSpace, gpu: GpuSpec, count: int) -> tuple[PrecisionFit, ...]:
+    """bf16, fp8 (where allowed), int8, 4-bit and the GGUF levels on this hardware: need, fit, caveat code."""
+    default = space.engine(gpu)
+    wanted = list(matrix_precisions(space.shape, gpu, default))
+    if space.workload.quantization and space.workload.quantization not in wanted:
+        wanted.append(space.workload.quantization)
+    out = []
+    for precision in wanted:
+        plan = space.plan(gpu, count, precision, _engine_for(precision, gpu, default))
+        out.append(PrecisionFit(precision, plan.fits, round(plan.needed_gib, 1), round(plan.has_gib, 1),
+                                QUALITY_CODES[weight_format(precision).family]))
+    return tuple(out)
+
+
+def evaluate_pinned(space: ServingSpace, gpu: GpuSpec, count: int) -> tuple[Pinned, ServingPlan, list[Finding]]:
+    """Exactly the named hardware: the least-quantised precision that fits, else the smallest with offload.
+    A card count tensor parallelism cannot use (3 cards for 64 heads) is served by llama.cpp's layer split."""
+    engine = space.engine(gpu)
+    if not valid_counts(gpu, space.shape, engine, (count,)) and not space.workload.engine:
+        engine = "llama.cpp"
+    plans = [space.plan(gpu, count, precision, engine) for precision in ladder(space.workload, space.shape, gpu,
+                                                                               engine)]
+    chosen = next((p for p in plans if p.fits), plans[-1])
+    if chosen.fits:
+        rate = space.rate(chosen)
+        offload = 0.0
+    else:
+        rate = space.offload(chosen)
+        offload = round(chosen.needed_gib - chosen.has_gib, 1)
+    pinned = Pinned(gpu.id, count, chosen.fits, chosen.setup.weight_format, round(chosen.needed_gib, 1),
+                    round(chosen.has_gib, 1), offload, space.throughput(chosen, rate))
+    return pinned, chosen, pinned_findings(space, gpu, count, plans, chosen, rate)
+
+
+def context_growth(space: ServingSpace, plan: ServingPlan) -> Finding:
+    """Memory per GPU at 4k / 32k / 128k for the sized sequences, and what an fp8 KV cache saves."""
+    numbers: dict[str, Number] = {"context_tokens": plan.setup.context_tokens, "gpu": plan.gpu.id,
+                                  "gpus": plan.setup.gpus, "concurrency": plan.setup.concurrency}
+    large, unified = is_large_card(plan.gpu), bool(getattr(plan.gpu, "unified_memory", False))
+    for tokens in CONTEXT_STEPS:
+        setup = replace(plan.setup, context_tokens=tokens)
+        memory = serving_memory(space.shape, setup, large=large, unified=unified)
+        label = f"{tokens // 1024}k"
+        numbers[f"needed_gib_{label}"] = round(memory.needed(setup.concurrency) / GIB, 1)
+        numbers[f"kv_cache_gib_{label}"] = round(setup.concurrency * memory.kv_per_sequence / GIB, 2)
+    kv = plan.setup.concurrency * kv_bytes_per_sequence(space.shape, plan.setup)
+    fp8 = plan.setup.concurrency * kv_bytes_per_sequence(space.shape, replace(plan.setup, kv_cache_dtype="fp8"))
+    numbers["fp8_kv_saves_gib"] = round((kv - fp8) / GIB, 2)
+    return Finding("serving.context_growth", "info", numbers)
+
+
+def _search(space: ServingSpace, pool: Mapping[str, GpuSpec], counts: tuple[int, ...],
+            offers_by_gpu: Mapping[str, Sequence[Offer]], providers: Mapping[str, Provider],
+            book: OfferBook | None) -> tuple[list[Scored], list[Rejection]]:
+    scored, rejections = [], []
+    for gpu_id, gpu in pool.items():
+        found = fit_serving(gpu, space, counts)
+        if isinstance(found, Rejection):
+            rejections.append(found)
+            continue
+        offer = price(found, offers_by_gpu.get(gpu_id, ()), space.workload, space.tables, providers, book)
+        scored.append(score(found, space, offer))
+    return scored, rejections
+
+
+def one_card(scored: list[Scored]) -> list[Finding]:
+    """The smallest single card that holds the model (the '1x 48 GB' of 'or buy one bigger card')."""
+    singles = [s.plan for s in scored if s.plan.setup.gpus == 1]
+    if not singles:
+        return []
+    plan = min(singles, key=lambda p: (p.gpu.vram_gb, p.gpu.id))
+    return [Finding("pinned.one_card", "info", {"gpu": plan.gpu.id, "vram_gb": plan.gpu.vram_gb,
+                                                "precision": plan.setup.weight_format,
+                                                "needed_gib": round(plan.needed_gib, 1)})]
+
+
+def _shown(ranked: list[Scored], pinned: Scored | None) -> list[Scored]:
+    """The user's own plan first when it fits; then the best priced plans (unpriced only if none has a price)."""
+    priced = [s for s in ranked if s.usd_per_million is not None] or ranked
+    rest = [s for s in priced if pinned is None or s.plan.gpu.id != pinned.plan.gpu.id]
+    return ([pinned] if pinned is not None else []) + rest
+
+
+def assumptions_of(workload: Workload, shape: Shape, method: str, plan: ServingPlan | None,
+                   concurrency: int) -> tuple[dict[str, Number | bool], tuple[str, ...]]:
+    setup = plan.setup if plan is not None else None
+    values: dict[str, Number | bool] = {
+        "model": shape.name, "params_b": shape.params_b, "method": method,
+        "engine": setup.engine if setup else (workload.engine or "vllm"),
+        "quantization": setup.weight_format if setup else (workload.quantization or native_format(shape)),
+        "kv_cache_dtype": setup.kv_cache_dtype if setup else (workload.kv_cache_dtype or "bf16"),
+        "concurrency": concurrency, "context_tokens": setup.context_tokens if setup else (workload.context_tokens or 0),
+        "gpus": setup.gpus if setup else (workload.gpus or 1), "spot": bool(workload.spot),
+    }
+    values["precision"] = values["quantization"]
+    if workload.tokens_per_s:
+        values["tokens_per_s"] = workload.tokens_per_s
+        values["tokens_per_s_scope"] = workload.tokens_per_s_scope or "per_user"
+    given = {"model": workload.model or workload.params_b, "params_b": workload.params_b or workload.model,
+             "method": workload.method, "engine": workload.engine, "quantization": workload.quantization,
+             "precision": workload.quantization, "kv_cache_dtype": workload.kv_cache_dtype,
+             "concurrency": workload.concurrency, "context_tokens": workload.context_tokens, "gpus": workload.gpus,
+             "spot": workload.spot, "tokens_per_s": workload.tokens_per_s, "tokens_per_s_scope": workload.tokens_per_s}
+    return values, tuple(k for k in values if given.get(k) is None)
+
+
+def evaluate_serving(workload: Workload, method: str, shape: Shape, findings: list[Finding], *,
+                     gpus: Mapping[str, GpuSpec], offers_by_gpu: Mapping[str, Sequence[Offer]],
+                     providers: Mapping[str, Provider], tables: RuleTables,
+                     offer_book: OfferBook | None = None) -> Verdict:
+    """Serving or running over the catalog; the named GPU (count: one unless given) answered first."""
+    space = ServingSpace(workload, shape, method, tables)
+    pinned_gpu = gpus.get(workload.gpu) if workload.gpu else None
+    scored, rejections = _search(space, gpus, search_counts(workload, pinned=pinned_gpu is not None),
+                                 offers_by_gpu, providers, offer_book)
+    if workload.gpus and not scored and pinned_gpu is None:  # the count asked for fits nowhere: any count
+        scored, rejections = _search(space, gpus, search_counts(workload, pinned=True), offers_by_gpu, providers,
+                                     offer_book)
+    ranked = rank_serving(scored, objective_for(workload))
+    pinned = pinned_plan = pinned_scored = None
+    if pinned_gpu is not None:
+        pinned, pinned_plan, extra = evaluate_pinned(space, pinned_gpu, workload.gpus or 1)
+        findings += extra
+        if not pinned.fits:
+            findings += one_card(scored)
+        if pinned.fits:
+            offer = price(pinned_plan, offers_by_gpu.get(pinned_gpu.id, ()), workload, tables, providers, offer_book)
+            pinned_scored = score(pinned_plan, space, offer)
+    shown = _shown(ranked, pinned_scored)[:TOP_OPTIONS]
+    top = tuple(_with_findings(to_option(s, space), gpus[s.plan.gpu.id], workload,
+                               offers_by_gpu.get(s.plan.gpu.id, ()), tables) for s in shown)
+    chosen = pinned_plan if pinned_plan is not None else (shown[0].plan if shown else None)
+    if chosen is None:
+        chosen = _reference(space, gpus)
+    concurrency = top[0].throughput.concurrency if top and top[0].throughput else chosen.setup.concurrency
+    if pinned is not None and pinned.throughput is not None:
+        concurrency = pinned.throughput.concurrency
+    assumptions, defaulted = assumptions_of(workload, shape, method, chosen, concurrency)
+    findings += verdict_findings(space, workload, shape, chosen, top, pinned is not None, len(gpus))
+    command, command_findings = build_command(chosen, shape, workload.model.hf_id if workload.model else None)
+    findings += command_findings
+    if top and (pinned is None or pinned.fits):
+        memory = top[0].memory
+    else:
+        memory = to_option(score(chosen, space, None), space).memory
+    matrix = fit_matrix(space, chosen.gpu, chosen.setup.gpus)
+    notable = tuple(sorted(rejections, key=lambda r: (-gpus[r.gpu_id].vram_gb, r.gpu_id))[:4]) if not top else ()
+    tier = pick_tier(tables.tier_rows, method, shape.params_b, top[0] if top else None, memory)
+    return Verdict(workload, assumptions, defaulted, memory, top, notable, tuple(findings), tier,
+                   pinned=pinned, command=command, precisions=matrix)
+
+
+def _reference(space: ServingSpace, gpus: Mapping[str, GpuSpec]) -> ServingPlan:
+    """Nothing fits anywhere: the largest card at its most compressed precision, for the figures."""
+    gpu = max(gpus.values(), key=lambda g: (g.vram_gb, g.id))
+    engine = space.engine(gpu)
+    counts = valid_counts(gpu, space.shape, engine, SERVING_COUNTS) or (1,)
+    return space.plan(gpu, counts[-1], ladder(space.workload, space.shape, gpu, engine)[-1], engine)
+
+
+def _with_findings(option: Option, gpu: GpuSpec, workload: Workload, offers: Sequence[Offer],
+                   tables: RuleTables) -> Option:
+    found = option_findings(option, gpu, tables) + tuple(link_findings(option, gpu))
+    return replace(option, findings=found + price_findings(option, gpu, offers, spot=bool(workload.spot)))
+
+
+def verdict_findings(space: ServingSpace, workload: Workload, shape: Shape, plan: ServingPlan,
+                     top: tuple[Option, ...], pinned: bool, gpus_tried: int) -> list[Finding]:
+    out: list[Finding] = []
+    if not top and not pinned:
+        out.append(Finding("fit.none", "fail", {"gpus_tried": gpus_tried}))
+    if workload.context_tokens is None:
+        out.append(context_growth(space, plan))
+    if plan.setup.full_load:
+        out.append(Finding("serving.concurrency_assumed", "info", {
+            "max_concurrency": plan.sustained, "context_tokens": plan.setup.context_tokens, "gpu": plan.gpu.id}))
+    if native_format(shape) == "fp8" and workload.quantization is None:
+        out.append(Finding("model.native_fp8", "info", {"model": shape.name}))
+    if workload.tokens_per_s and not meets_target(workload, space.rate(plan)):
+        rate = space.rate(plan)
+        out.append(Finding("serving.target_missed", "warn", {
+            "tokens_per_s": workload.tokens_per_s, "scope": workload.tokens_per_s_scope or "per_user",
+            "output_tokens_per_s": round(rate.output_tokens_per_s, 1),
+            "output_tokens_per_s_per_user": round(rate.output_tokens_per_s_per_user, 1)}))
+    return out

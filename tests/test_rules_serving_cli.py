@@ -1,0 +1,79 @@
+"""`gpu-advisor estimate` for serving: the new flags, and the `--json` keys scripting users rely on (issue 14)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot.cli import build_parser
+from bot.cli.context import CliError
+from bot.cli.estimate import INPUT_KEYS, _run, build_workload
+from knowledge.rule_tables import load_rule_tables
+
+THROUGHPUT_KEYS = {"concurrency", "output_tokens_per_s", "output_tokens_per_s_per_user", "prefill_tokens_per_s"}
+PINNED_KEYS = {"gpu", "count", "fits", "precision", "needed_gib", "has_gib", "offload_gib", "throughput"}
+
+
+def values(**given: Any) -> dict[str, Any]:
+    return {key: given.get(key) for key in INPUT_KEYS}
+
+
+def test_serving_flags_parse():
+    args = build_parser().parse_args([
+        "estimate", "--model", "llama-3.1-70b", "--method", "serving", "--concurrency", "100", "--context", "8192",
+        "--quantization", "fp8", "--kv-cache-dtype", "fp8", "--engine", "vllm", "--tokens-per-s", "20",
+        "--tokens-per-s-scope", "per_user"])
+    assert (args.concurrency, args.context_tokens, args.quantization, args.kv_cache_dtype, args.engine,
+            args.tokens_per_s, args.tokens_per_s_scope) == (100, 8192, "fp8", "fp8", "vllm", 20.0, "per_user")
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ({"quantization": "int3"}, "quantization: 'int3' is not one of"),
+    ({"kv_cache_dtype": "fp4"}, "kv_cache_dtype: 'fp4' is not one of"),
+    ({"engine": "magic"}, "engine: 'magic' is not one of"),
+    ({"concurrency": 0}, "concurrency: must be positive"),
+])
+def test_bad_serving_values_are_clear_errors(snapshot, given, message):
+    with pytest.raises(CliError, match=message):
+        build_workload(values(params_b=8, **given), snapshot)
+
+
+def test_json_shape_for_the_pinned_running_question(snapshot):
+    """'Can I run Llama 3.1 70B on a single RTX 4090?' as estimate flags."""
+    result = _run(values(model="llama-3.1-70b", method="running", gpu="rtx 4090", gpus=1), snapshot,
+                  load_rule_tables())
+    assert result["assumptions"]["method"] == "running"
+    assert {"concurrency", "context_tokens", "quantization"} <= set(result["assumptions"])
+    assert "kv_cache" in result["memory"]["breakdown"]
+    assert set(result["pinned"]) == PINNED_KEYS and result["pinned"]["fits"] is False
+    assert THROUGHPUT_KEYS <= set(result["pinned"]["throughput"])
+    assert result["command"]["argv"][0] == "llama-server" and result["command"]["line"].startswith("llama-server")
+    assert {"precision", "fits", "needed_gib"} <= set(result["precisions"][0])
+    for option in result["options"]:
+        assert THROUGHPUT_KEYS <= set(option["throughput"]) and "usd_per_million_output_tokens" in option
+
+
+def test_training_json_keeps_its_shape(snapshot):
+    result = _run(values(model="llama-3.1-8b", method="qlora"), snapshot, load_rule_tables())
+    assert "pinned" not in result and "command" not in result and "precisions" not in result
+    assert "kv_cache" not in result["memory"]["breakdown"]
+    assert all("throughput" not in option for option in result["options"])
+
+
+def test_training_with_named_hardware_has_a_pinned_verdict(snapshot):
+    result = _run(values(params_b=70, method="full", gpu="a100 40gb", gpus=8), snapshot, load_rule_tables())
+    pinned = result["pinned"]
+    assert set(pinned) == PINNED_KEYS and pinned["fits"] is False and pinned["count"] == 8
+    assert pinned["throughput"] is None
+
+
+def test_flag_help_lists_every_accepted_value():
+    """The help text is spelled out (bot.cli stays light to import); it must name what the engine accepts."""
+    from rules.workload.formats import KV_CACHE_DTYPES, WEIGHT_FORMATS
+    from rules.workload.serving import ENGINES
+
+    helps = {a.dest: a.help for a in build_parser()._subparsers._group_actions[0].choices["estimate"]._actions}
+    for dest, names in (("quantization", WEIGHT_FORMATS), ("kv_cache_dtype", KV_CACHE_DTYPES), ("engine", ENGINES)):
+        listed = {n.strip() for n in helps[dest].split(":", 1)[1].split(",")}
+        assert listed == set(names), dest

@@ -1,0 +1,224 @@
+"""Serving and running verdicts: the user's hardware first, what would make it work, the fit matrix, plans,
+the launch command. The questions are issue 14's; expected values are arithmetic on the models' configs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from rules.engine import evaluate
+from rules.plans.serving import ServingSpace, valid_counts
+from rules.types import ModelSpec, Workload
+from rules.workload.serving import serving_method
+from rules.workload.shapes import shape_from_model
+from test_rules_serving_support import apple_gpu, catalog_model
+from test_rules_support import catalog_gpus, offers_for, providers, tables
+
+GPUS = catalog_gpus()
+OFFERS = offers_for(GPUS)
+LLAMA_70B = catalog_model("llama-3.1-70b")
+LLAMA3_8B = catalog_model("llama-3-8b")
+
+
+def run(workload: Workload, gpus=GPUS):
+    return evaluate(workload, gpus=gpus, offers_by_gpu=OFFERS, providers=providers(), tables=tables())
+
+
+def codes(verdict) -> dict[str, dict]:
+    return {f.code: dict(f.numbers) for f in verdict.findings}
+
+
+def test_70b_on_one_4090_is_a_no_even_in_4_bit():
+    """Issue 14: 'no — even 4-bit needs ~40 GiB; 2x 24 GB cards in 4-bit, or 1x 48 GB'. Q4_K_M weights:
+    70.55e9 x 4.8944 / 8 B = 43.2e9 B = 40.2 GiB, over a 24 GB card."""
+    v = run(Workload(model=LLAMA_70B, method="running", gpu="rtx-4090", gpus=1))
+    p = v.pinned
+    assert p is not None and p.gpu == "rtx-4090" and p.count == 1 and not p.fits
+    assert p.needed_gib >= 40.2 and p.has_gib <= 24
+    assert p.offload_gib == pytest.approx(p.needed_gib - p.has_gib, abs=0.11)
+    assert p.throughput is not None and p.throughput.basis == "offload"
+    more = [f for f in v.findings if f.code == "pinned.more_gpus"]
+    assert any(f.numbers["gpus"] == 2 and f.numbers["precision"] == "gguf-q4_k_m" for f in more)
+    one = codes(v)["pinned.one_card"]  # the smallest single card: 48 GB (40.2 GiB of 4-bit weights + cache)
+    assert one["vram_gb"] == 48 and one["needed_gib"] <= 48
+    four_bit = next(m for m in v.precisions if m.precision == "awq")
+    assert not four_bit.fits and four_bit.needed_gib > 37.0  # 37.0 GiB of AWQ weights alone
+    assert all(not m.fits for m in v.precisions)
+    assert v.options and all(o.memory.per_gpu_gib <= GPUS[o.gpu_id].vram_gb for o in v.options)
+
+
+def test_70b_fits_one_48_gb_card_in_4_bit():
+    v = run(Workload(model=LLAMA_70B, method="running", gpu="l40s", gpus=1))
+    assert v.pinned is not None and v.pinned.fits and v.pinned.precision == "awq"
+    assert v.options[0].gpu_id == "l40s"  # the user's own plan comes first
+
+
+def test_100_users_at_8k_provision_the_whole_cache():
+    """100 x 8192 tokens x 327,680 B = 250 GiB of KV on top of the weights: 131.4 GiB in bf16 (>= 380 GiB in
+    all), 65.7 GiB in fp8 where the plan's GPUs have it."""
+    v = run(Workload(model=LLAMA_70B, method="serving", concurrency=100, context_tokens=8192))
+    top = v.options[0]
+    total = top.memory.per_gpu_gib * top.count
+    assert total >= {"bf16": 131.4, "fp8": 65.7}[top.precision] + 250
+    bf16 = run(Workload(model=LLAMA_70B, method="serving", concurrency=100, context_tokens=8192, quantization="bf16"))
+    assert bf16.options[0].memory.per_gpu_gib * bf16.options[0].count >= 380
+    assert top.memory.breakdown["kv_cache"] * top.count == pytest.approx(250.0, rel=0.01)
+    assert top.throughput is not None and top.throughput.concurrency == 100
+    assert top.usd_per_million_output_tokens is not None and top.usd_per_month is not None
+    assert v.assumptions["method"] == "serving" and v.assumptions["concurrency"] == 100
+    assert v.assumptions["context_tokens"] == 8192 and "serving.context_growth" not in codes(v)
+
+
+def test_llama3_8b_on_a_t4_is_not_fp16_but_8_bit_with_a_user_count():
+    """fp16 weights 16.06e9 B = 14.96 GiB; vLLM may claim 0.9 x 16 = 14.4 GiB: no. int8 weights
+    (8.03e9 - 1.05e9) x 1.001 B + 1.05e9 x 2 B = 9.09e9 B = 8.46 GiB; each 4096-token user adds 0.5 GiB:
+    at most (14.4 - 8.46) / 0.5 = 11 users, fewer after vLLM's workspace."""
+    v = run(Workload(model=LLAMA3_8B, method="serving", gpu="t4", gpus=1))
+    p = v.pinned
+    assert p is not None and p.fits and p.precision == "int8" and p.count == 1
+    fp16 = next(m for m in v.precisions if m.precision == "bf16")
+    assert not fp16.fits and fp16.needed_gib > 14.96
+    assert p.throughput is not None and 5 <= p.throughput.max_concurrency <= 11
+    assert codes(v)["pinned.quantized"]["first_precision"] == "bf16"
+    assert "--dtype" in v.command.argv and "half" in v.command.argv  # the T4 has no bf16
+
+
+def test_gemma_2b_on_a_t4_is_running_it_on_one_t4():
+    """No concurrency, no training words: running. 2.61e9 x 2 B = 4.86 GiB of fp16 weights fit a T4."""
+    w = Workload(model=catalog_model("gemma-2-2b"), method="inference", gpu="t4", gpus=1)
+    assert serving_method(w) == "running"
+    v = run(w)
+    assert v.assumptions["method"] == "running"
+    assert v.pinned is not None and v.pinned.fits and v.pinned.count == 1 and v.pinned.precision == "bf16"
+    assert v.options[0].gpu_id == "t4" and v.options[0].count == 1
+
+
+@pytest.mark.parametrize(("method", "concurrency", "expected"), [
+    ("inference", None, "running"), ("inference", 4, "serving"), (None, 16, "serving"), ("lora", None, None),
+    (None, None, None)])
+def test_method_resolution(method, concurrency, expected):
+    assert serving_method(Workload(params_b=8, method=method, concurrency=concurrency)) == expected
+
+
+@dataclass(frozen=True, slots=True)
+class DeepSeekSpec(ModelSpec):
+    """DeepSeek-V3 with the catalog branch's fields (config.json: kv_lora_rank 512, qk_rope_head_dim 64;
+    weights published in fp8 e4m3 with 128x128 block scales)."""
+
+    head_dim: int = 128
+    kv_lora_rank: int = 512
+    qk_rope_head_dim: int = 64
+    native_dtype: str = "fp8"
+    sliding_window: int = 0
+    sliding_layers: int = 0
+
+
+def test_a_model_published_in_fp8_is_sized_in_fp8():
+    """671e9 x (8 + 32/16384) / 8 B (+ 16-bit embeddings) = ~672 GB: 8 x H200 141 GB holds it, 8 x H100 not."""
+    base = catalog_model("deepseek-v3")
+    values = {f: getattr(base, f) for f in ModelSpec.__slots__}  # type: ignore[attr-defined]
+    values.update(head_dim=128, kv_lora_rank=512, qk_rope_head_dim=64, native_dtype="fp8")
+    deepseek = DeepSeekSpec(**values)
+    v = run(Workload(model=deepseek, method="serving", concurrency=8, context_tokens=4096))
+    assert "model.native_fp8" in codes(v)
+    assert all(o.precision != "bf16" for o in v.options)  # never upcast to 1.34 TB of bf16
+    h200 = run(Workload(model=deepseek, method="serving", concurrency=8, context_tokens=4096, gpu="h200", gpus=8))
+    assert h200.pinned is not None and h200.pinned.fits and h200.pinned.precision == "fp8"
+    h100 = run(Workload(model=deepseek, method="serving", concurrency=8, context_tokens=4096,
+                        gpu="h100-sxm-80gb", gpus=8, quantization="fp8"))
+    assert h100.pinned is not None and not h100.pinned.fits
+
+
+def test_fp8_only_where_the_gpu_has_it():
+    """70B: bf16 131.4 GiB does not fit one H200 (141 GB); fp8 (~67.7 GiB) does, and Hopper has fp8."""
+    h200 = run(Workload(model=LLAMA_70B, method="running", gpu="h200", gpus=1))
+    assert h200.pinned is not None and h200.pinned.fits and h200.pinned.precision == "fp8"
+    a100 = run(Workload(model=LLAMA_70B, method="running", gpu="a100-sxm-80gb", gpus=1))
+    assert all(m.precision != "fp8" for m in a100.precisions)
+
+
+def test_tensor_parallel_must_divide_the_heads():
+    """Falcon-7B has 71 attention heads: vLLM cannot split it 2, 4 or 8 ways."""
+    falcon = shape_from_model(catalog_model("falcon-7b"))
+    assert valid_counts(GPUS["a100-sxm-80gb"], falcon, "vllm", (1, 2, 4, 8)) == (1,)
+    assert valid_counts(GPUS["a100-sxm-80gb"], falcon, "llama.cpp", (1, 2, 4, 8)) == (1, 2, 4, 8)
+    llama = shape_from_model(LLAMA_70B)
+    assert valid_counts(GPUS["rtx-4090"], llama, "vllm", (1, 2, 4, 8, 16)) == (1, 2, 4, 8)  # one node
+
+
+def test_unnamed_context_is_stated_with_4k_32k_128k_and_fp8_savings():
+    """KV grows linearly: the 32k cache is 8x the 4k one; fp8 halves the cache at the assumed 4096."""
+    v = run(Workload(model=LLAMA3_8B, method="running", gpu="rtx-4090", gpus=1))
+    growth = codes(v)["serving.context_growth"]
+    assert growth["context_tokens"] == 4096 and v.assumptions["context_tokens"] == 4096
+    assert growth["kv_cache_gib_32k"] == pytest.approx(8 * growth["kv_cache_gib_4k"], rel=0.01)
+    assert growth["needed_gib_4k"] < growth["needed_gib_32k"] < growth["needed_gib_128k"]
+    assert growth["fp8_kv_saves_gib"] == pytest.approx(growth["kv_cache_gib_4k"] / 2, abs=0.01)
+
+
+def test_serving_without_a_user_count_reports_what_the_memory_sustains():
+    v = run(Workload(model=LLAMA3_8B, method="serving", gpu="a100-sxm-80gb", gpus=1))
+    assumed = codes(v)["serving.concurrency_assumed"]
+    assert v.pinned is not None and v.pinned.throughput is not None
+    assert assumed["max_concurrency"] == v.pinned.throughput.concurrency > 1
+
+
+def test_a_tokens_per_second_target_that_cannot_be_met_is_said():
+    v = run(Workload(model=LLAMA3_8B, method="serving", concurrency=4, tokens_per_s=100_000.0,
+                     tokens_per_s_scope="per_user"))
+    assert codes(v)["serving.target_missed"]["tokens_per_s"] == 100_000.0
+
+
+def test_apple_silicon_uses_the_share_macos_gives_the_gpu():
+    """A 64 GB Mac with 75 % for the GPU has 48 GiB: 70B Q4_K_M (40.2 GiB + cache) runs, with llama.cpp."""
+    mac = apple_gpu("mac-64gb", memory_gb=64.0, bandwidth_gbs=400.0)
+    gpus = {**GPUS, mac.id: mac}
+    v = run(Workload(model=LLAMA_70B, method="running", gpu=mac.id, gpus=1), gpus=gpus)
+    assert v.pinned is not None and v.pinned.fits and v.pinned.has_gib == pytest.approx(48.0)
+    assert v.pinned.precision == "gguf-q4_k_m" and v.command is not None and v.command.engine == "llama.cpp"
+
+
+def test_vllm_command_carries_the_verdicts_settings():
+    v = run(Workload(model=LLAMA_70B, method="serving", concurrency=100, context_tokens=8192, kv_cache_dtype="fp8"))
+    argv = list(v.command.argv)
+    assert argv[:3] == ["vllm", "serve", "meta-llama/Llama-3.1-70B"]
+    assert argv[argv.index("--tensor-parallel-size") + 1] == str(v.options[0].count)
+    assert argv[argv.index("--max-model-len") + 1] == "8192" and argv[argv.index("--max-num-seqs") + 1] == "100"
+    assert argv[argv.index("--kv-cache-dtype") + 1] == "fp8" and "--gpu-memory-utilization" in argv
+
+
+def test_llama_cpp_command_offloads_only_what_does_not_fit():
+    v = run(Workload(model=LLAMA_70B, method="running", gpu="rtx-4090", gpus=1, kv_cache_dtype="q8_0"))
+    argv = list(v.command.argv)
+    assert argv[0] == "llama-server" and argv[argv.index("-m") + 1].endswith("Q4_K_M.gguf")
+    layers = int(argv[argv.index("-ngl") + 1])
+    assert 0 < layers < 80  # 80 layers, about 22.8 / 42 of them on the card
+    assert argv[argv.index("-ctk") + 1] == "q8_0" and argv[argv.index("-ctv") + 1] == "q8_0"
+
+
+def test_ollama_command_is_environment():
+    v = run(Workload(model=LLAMA3_8B, method="serving", engine="ollama", concurrency=4, context_tokens=8192,
+                     gpu="rtx-4090", gpus=1))
+    env = dict(v.command.env)
+    assert v.command.argv == ("ollama", "serve")
+    assert env == {"OLLAMA_NUM_PARALLEL": "4", "OLLAMA_CONTEXT_LENGTH": "8192"}
+
+
+def test_serving_space_is_shared_by_cards_of_one_class():
+    """Every 80 GB data-centre card without a tokens/s target shares one fit search (speed)."""
+    space = ServingSpace(Workload(model=LLAMA3_8B, method="serving", concurrency=8), shape_from_model(LLAMA3_8B),
+                         "serving", tables())
+    from rules.plans.serving import fit_serving
+
+    for gpu_id in ("h100-sxm-80gb", "h100-pcie-80gb", "h800-sxm-80gb"):
+        fit_serving(GPUS[gpu_id], space, (1, 2, 4, 8))
+    assert len(space.fits) == 1
+
+
+def test_a_card_count_tensor_parallelism_cannot_use_is_split_by_layers():
+    """Three cards cannot split 64 heads evenly (vLLM); llama.cpp splits the 80 layers instead: 70B Q4_K_M
+    (40.2 GiB) over 3 x 24 GB."""
+    v = run(Workload(model=LLAMA_70B, method="serving", concurrency=2, gpu="rtx-3090", gpus=3))
+    assert v.pinned is not None and v.pinned.count == 3 and v.pinned.fits
+    assert v.command is not None and v.command.engine == "llama.cpp"
