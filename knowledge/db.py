@@ -70,10 +70,24 @@ def alembic_config(engine: Engine) -> Config:
 
 
 def upgrade_schema(engine: Engine) -> None:
-    """Create or upgrade the schema to the newest migration."""
+    """Create or upgrade the schema to the newest migration (one transaction, SQLite included: migrations/env.py)."""
     from alembic import command
 
+    _drop_stale_batch_tables(engine)
     command.upgrade(alembic_config(engine), "head")
+
+
+def _drop_stale_batch_tables(engine: Engine) -> None:
+    """Alembic's SQLite batch mode copies a table through `_alembic_tmp_<name>`; an upgrade that failed or
+    was killed before migrations ran in one transaction left that copy behind, and every later upgrade
+    failed on it. Migrations are now all-or-nothing, so such a table is only ever a leftover: drop it."""
+    if engine.dialect.name != "sqlite":
+        return
+    with engine.begin() as conn:
+        stale = [name for name in inspect(conn).get_table_names() if name.startswith("_alembic_tmp_")]
+        for name in stale:
+            log.warning("dropping %s, left by an interrupted schema upgrade", name)
+            conn.exec_driver_sql(f'DROP TABLE "{name}"')
 
 
 def head_revision() -> str:

@@ -57,15 +57,18 @@ def upgrade_and_load(engine: Engine) -> SetupReport:
 def prepare_database(database_url: str) -> Engine:
     """An engine ready for queries; a new or empty database is set up on first use."""
     engine = make_engine(database_url)
-    if not schema_is_current(engine):
+    upgraded = not schema_is_current(engine)
+    if upgraded:
         log.info("database schema is not current: upgrading")
         upgrade_schema(engine)
     with engine.connect() as conn:
         has_catalog = conn.execute(select(func.count()).select_from(tables.Gpu)).scalar_one() > 0
-    if not has_catalog:
+    if not has_catalog or upgraded:
         from knowledge.load import load_catalog
 
-        log.info("empty catalog: loading data files and bundled prices")
+        # A newer release brings its schema and its catalog files together: a database it upgraded gets
+        # the catalog the code expects (new columns filled, new GPUs and models), as `db upgrade` does.
+        log.info("%s: loading the catalog data files", "schema upgraded" if has_catalog else "empty catalog")
         load_catalog(engine)
         import_bundled_prices(engine)
     return engine
