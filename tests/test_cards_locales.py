@@ -16,6 +16,7 @@ SAME_AS_ENGLISH_OK = {
     "row.software", "row.source", "tier.spot", "mem.logits", "mem.gradients", "mem.activations", "mem.total",
     "rec.option_offer", "help.header",
     "switch.checkpointing", "field.grad_checkpointing",  # Vietnamese ML writing keeps "gradient checkpointing" as the term
+    "precision.awq", "precision.gptq", "precision.nf4",  # format names with their bit width ("AWQ 4-bit")
 }
 
 

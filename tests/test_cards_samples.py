@@ -13,7 +13,9 @@ from bot.render.views import (
     gpu_column, provider_prices,
 )
 from rules.types import Workload
-from rules.verdict import Finding, MemoryEstimate, Option, Rejection, Verdict
+from rules.verdict import (
+    Command, Finding, MemoryEstimate, Option, Pinned, PrecisionFit, Rejection, Throughput, Verdict,
+)
 
 NOW = datetime(2025, 6, 3, 9, 0, tzinfo=UTC)
 
@@ -105,6 +107,63 @@ def _pinned_no(catalog: Any) -> Verdict:
                    ("grad_checkpointing",), memory, options, rejected, findings, "frontier")
 
 
+def _running_on_my_card(catalog: Any) -> Verdict:
+    """'Can I run a 70B on my 4090?': no in its memory, only with offload; more cards, a bigger card, rent."""
+    offers = catalog.offers_by_gpu
+    memory = MemoryEstimate(42.3, 41.1, 43.6, {"weights": 40.2, "kv_cache": 1.2, "activations": 0.2,
+                                               "overhead": 0.7}, 1, "none", 19.5)
+    slow = Throughput(1, 3.9, 3.9, 1038.0, 2.9, 5.2, "offload", 0)
+    rent = Throughput(1, 24.6, 24.6, 3100.0, 17.7, 32.6, "bandwidth", 6)
+    two = MemoryEstimate(40.6, 39.4, 41.9, {"weights": 38.3, "kv_cache": 1.2, "activations": 0.3,
+                                            "overhead": 0.8}, 1, "none", 0.0)
+    options = (Option("l40s-48gb", 1, 1, "none", (), two, None, None, offers["l40s-48gb"][0],
+                      (Finding("quant.4bit", "warn", {"precision": "awq", "bits_per_weight": 4.156}),),
+                      precision="awq", engine="vllm", throughput=rent, usd_per_million_output_tokens=6.21,
+                      usd_per_month=401.5),)
+    findings = (
+        Finding("pinned.more_gpus", "info", {"gpu": "rtx-4090", "gpus": 2, "precision": "gguf-q4_k_m",
+                                             "needed_gib": 21.6}),
+        Finding("pinned.one_card", "info", {"gpu": "l40s-48gb", "vram_gb": 48, "precision": "awq", "needed_gib": 40.6}),
+        Finding("serving.context_growth", "info", {"context_tokens": 4096, "gpu": "rtx-4090", "gpus": 1,
+                                                   "concurrency": 1, "needed_gib_4k": 42.3, "kv_cache_gib_4k": 1.25,
+                                                   "needed_gib_32k": 51.1, "kv_cache_gib_32k": 10.0,
+                                                   "needed_gib_128k": 81.1, "kv_cache_gib_128k": 40.0,
+                                                   "fp8_kv_saves_gib": 0.62}),
+    )
+    precisions = (PrecisionFit("bf16", False, 135.0, 22.2, "quant.none"), PrecisionFit("int8", False, 71.3, 22.2,
+                  "quant.int8"), PrecisionFit("awq", False, 40.6, 22.2, "quant.4bit"),
+                  PrecisionFit("gguf-q4_k_m", False, 42.3, 22.8, "quant.gguf"))
+    workload = Workload(params_b=70.6, method="running", gpus=1, gpu="rtx-4090")
+    return Verdict(workload, {"params_b": 70.6, "method": "running", "engine": "llama.cpp",
+                              "quantization": "gguf-q4_k_m", "precision": "gguf-q4_k_m", "concurrency": 1,
+                              "context_tokens": 4096}, ("engine", "quantization", "precision", "context_tokens"),
+                   memory, options, (), findings, "workstation",
+                   pinned=Pinned("rtx-4090", 1, False, "gguf-q4_k_m", 42.3, 22.8, 19.5, slow),
+                   command=Command("llama.cpp", ("llama-server", "-m", "Llama-3.1-70B-Q4_K_M.gguf", "-ngl", "43",
+                                                 "-c", "4096", "--parallel", "1")),
+                   precisions=precisions)
+
+
+def _serving_many(catalog: Any) -> Verdict:
+    """'Serve a 70B to 100 users at 8k': plans sized for 100 x 8k of KV cache, tokens/s and $/M tokens."""
+    offers = catalog.offers_by_gpu
+    memory = MemoryEstimate(51.9, 50.4, 53.6, {"weights": 16.4, "kv_cache": 31.3, "activations": 1.5,
+                                               "overhead": 2.7}, 8, "tensor_parallel", 0.0)
+    rate = Throughput(100, 2150.0, 21.5, 45000.0, 1620.0, 2800.0, "bandwidth", 131)
+    options = (Option("a100-sxm-80gb", 8, 1, "tensor_parallel", (), memory, None, None, offers["a100-sxm-80gb"][0],
+                      (), precision="bf16", engine="vllm", throughput=rate, usd_per_million_output_tokens=1.14,
+                      usd_per_month=6424.0),)
+    workload = Workload(params_b=70.6, method="serving", concurrency=100, context_tokens=8192)
+    return Verdict(workload, {"params_b": 70.6, "method": "serving", "engine": "vllm", "quantization": "bf16",
+                              "precision": "bf16", "concurrency": 100, "context_tokens": 8192},
+                   ("engine", "quantization", "precision"), memory, options, (), (), "datacenter",
+                   command=Command("vllm", ("vllm", "serve", "meta-llama/Llama-3.1-70B-Instruct",
+                                            "--tensor-parallel-size", "8", "--max-model-len", "8192",
+                                            "--max-num-seqs", "100", "--gpu-memory-utilization", "0.9")),
+                   precisions=(PrecisionFit("bf16", True, 51.9, 72.6, "quant.none"),
+                               PrecisionFit("awq", True, 40.1, 72.6, "quant.4bit")))
+
+
 def card_samples() -> dict[str, tuple[str, Any, datetime]]:
     """name → (card kind, view, now): every card kind, the guides' tables among them."""
     c = sample_catalog()
@@ -153,6 +212,16 @@ def card_samples() -> dict[str, tuple[str, Any, datetime]]:
         "recommendation-pinned": ("recommendation", RecommendationView(
             _pinned_no(c), c.gpus, c.providers, "70B", "full", OBSERVED_AT, "will 70b full fine-tune fit on 8x a100 40gb?",
             (), (WhatIf("whatif.method.lora", "btn.lora", state), WhatIf("share", "btn.share", state))), NOW),
+        "serving-pinned-offload": ("serving", RecommendationView(
+            _running_on_my_card(c), c.gpus, c.providers, "Llama 3.1 70B", "running", OBSERVED_AT,
+            "Can I run Llama 3.1 70B on my 4090?", (),
+            (WhatIf("whatif.gpus.more", "btn.more", state), WhatIf("share", "btn.share", state))), NOW),
+        "serving-many-users": ("serving", RecommendationView(
+            _serving_many(c), c.gpus, c.providers, "Llama 3.1 70B", "serving", OBSERVED_AT,
+            "serve Llama 3.1 70B to 100 users at 8k", (),
+            (WhatIf("whatif.quant.fp8", "btn.quant.fp8", state), WhatIf("share", "btn.share", state))), NOW),
+        "clarify-model-unknown": ("clarification", ClarifyView("model_unknown", "qwen3-coder-nextgen", (
+            Choice("Qwen3 32B", "qwen3-32b"),), state), NOW),
         "digest": ("digest", _digest_view(), NOW),
         "digest-empty": ("digest", {**_digest_view(), "gpus": [], "change_count": 0, "sources": []}, NOW),
     }

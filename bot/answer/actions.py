@@ -1,7 +1,7 @@
 """Button state: a request as compact JSON for a button's `value` (≤ 2000 chars) and back, validated.
 
 Every what-if button carries the *modified* request, so applying it is just answering that state.
-Action ids are stable: whatif.method.{qlora,lora,full}, whatif.gpus.{more,fewer}, whatif.spot,
+Action ids are stable: whatif.method.{qlora,lora,full}, whatif.quant.{int4,fp8}, whatif.gpus.{more,fewer}, whatif.spot,
 whatif.ondemand, compare.top2, share, gpu.pick.N, model.pick.N, model.size.N, kb.open.N, price.show(.N),
 specs.show. Buttons in one block need distinct ids, hence the `.N` suffix; listeners match the prefix.
 """
@@ -32,20 +32,22 @@ class ButtonState(TypedDict, total=False):
 
 STATE_VERSION = 1
 ACTION_ID = re.compile(
-    r"^(whatif\.(method\.(qlora|lora|full)|gpus\.(more|fewer)|spot|ondemand)|compare\.top2|share"
+    r"^(whatif\.(method\.(qlora|lora|full)|quant\.(int4|fp8)|gpus\.(more|fewer)|spot|ondemand)|compare\.top2|share"
     r"|gpu\.pick|model\.pick|model\.size|kb\.open|price\.show|specs\.show)(\.\d+)?$"
 )
-_INT = {"seq_len", "batch_size", "lora_rank", "gpus", "resolution", "samples"}
-_FLOAT = {"params_b", "tokens", "epochs", "deadline_hours"}
+_INT = {"seq_len", "batch_size", "lora_rank", "gpus", "resolution", "samples", "concurrency", "context_tokens"}
+_FLOAT = {"params_b", "tokens", "epochs", "deadline_hours", "tokens_per_s"}
 _DECIMAL = {"budget_usd", "budget_usd_per_hour"}
 _BOOL = {"offload", "spot"}
 _CHOICES = {
-    "method": {"full", "pretrain", "lora", "qlora", "inference", "diffusion"},
+    "method": {"full", "pretrain", "lora", "qlora", "rl", "serving", "running", "inference", "diffusion"},
+    "tokens_per_s_scope": {"per_user", "total"},
     "sharding": {"none", "ddp", "zero1", "zero2", "zero3", "fsdp"},
     "grad_checkpointing": {"none", "full", "selective", "offloaded"},
     "objective": {"cheapest", "fastest", "simplest", "balanced"},
 }
-_TEXT = {"framework", "recipe", "optimizer", "precision", "lora_targets", "gpu"}
+_TEXT = {"framework", "recipe", "optimizer", "precision", "lora_targets", "gpu", "quantization", "kv_cache_dtype",
+         "engine", "family"}
 MAX_TEXT = 64
 
 

@@ -19,6 +19,9 @@ from rules.types import GpuSpec, Workload
 from rules.verdict import Verdict
 
 TRAINING_METHODS = ("qlora", "lora", "full")
+SERVING_METHODS = ("serving", "running")
+# What-if weight formats for a served or run model: 4-bit to fit smaller hardware, fp8 where the card has it.
+WHAT_IF_FORMATS = ("int4", "fp8")
 MAX_GPUS = 64
 
 
@@ -45,14 +48,16 @@ def recommendation_reply(workload: Workload, *, snapshot: Snapshot, lang: str, q
                          extra_sections: tuple[str, ...] = ()) -> Reply:
     verdict = evaluate(workload, snapshot)
     state = actions.make_state("advise", workload)
+    method = str(verdict.assumptions.get("method", workload.method or "lora"))
     view = RecommendationView(
         verdict=verdict, gpus=snapshot.gpus, providers=snapshot.providers, model_label=model_label(verdict),
-        method=str(verdict.assumptions.get("method", workload.method or "lora")),
+        method=method,
         prices_at=snapshot.prices_as_of(),
         question=question, ignored=tuple(ignored), buttons=what_if_buttons(verdict, state),
         extra_sections=extra_sections,
     )
-    return reply_from(render_card("recommendation", view, lang), ask=ask, state=state, verdict=verdict)
+    kind = "serving" if method in SERVING_METHODS else "recommendation"  # the serving card: tokens/s, $/M tokens
+    return reply_from(render_card(kind, view, lang), ask=ask, state=state, verdict=verdict)
 
 
 def what_if_buttons(verdict: Verdict, state: ButtonState) -> tuple[WhatIf, ...]:
@@ -64,6 +69,14 @@ def what_if_buttons(verdict: Verdict, state: ButtonState) -> tuple[WhatIf, ...]:
             if other != method:
                 buttons.append(WhatIf(f"whatif.method.{other}", f"btn.{other}",
                                       actions.with_workload(state, method=other)))
+    if method in SERVING_METHODS:
+        shown = {o.precision for o in verdict.options[:1]}
+        if verdict.pinned is not None:
+            shown.add(verdict.pinned.precision)
+        for fmt in WHAT_IF_FORMATS:
+            if fmt not in shown and verdict.workload.quantization != fmt:
+                buttons.append(WhatIf(f"whatif.quant.{fmt}", f"btn.quant.{fmt}",
+                                      actions.with_workload(state, quantization=fmt)))
     top = verdict.options[0] if verdict.options else None
     count = top.count if top else int(verdict.assumptions.get("gpus", 1) or 1)
     if count < MAX_GPUS:

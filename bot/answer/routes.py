@@ -26,7 +26,8 @@ log = logging.getLogger(__name__)
 SIZE_CHOICES = ("7", "13", "34", "70")
 WORKLOAD_FIELDS = ("model", "params_b", "method", "precision", "framework", "optimizer", "seq_len", "batch_size",
                    "gpu_count", "deadline_hours", "dataset_tokens", "samples", "epochs", "spot", "objective",
-                   "sharding", "grad_checkpointing", "lora_rank", "resolution", "offload")
+                   "sharding", "grad_checkpointing", "lora_rank", "resolution", "offload", "concurrency",
+                   "requests_per_s", "context_tokens", "tokens_per_s", "quantization", "kv_cache_dtype", "engine")
 
 
 def route_ask(ask: Ask, *, snapshot: Snapshot, language: str, now: datetime,
@@ -34,8 +35,9 @@ def route_ask(ask: Ask, *, snapshot: Snapshot, language: str, now: datetime,
     """The card for a parsed request in `language`, refining `previous` (a thread's state) when given."""
     lang, text = language, ask.text
     intent = ask.intent
-    if previous and intent in ("advise", "help", "explain") and _has_workload(ask):
-        intent = "explain" if intent == "explain" else "advise"
+    if previous and (ask.follow_up or intent in ("advise", "help", "explain") and _has_workload(ask)):
+        # "and with 4-bit?", "what about 2 of them?": the thread's request, changed by what this one says
+        intent = "explain" if intent == "explain" and not ask.follow_up else "advise"
     if intent in ("compare", "price", "specs"):
         return _catalog_intent(ask, intent, snapshot=snapshot, lang=lang, now=now)
     if intent == "explain":
@@ -152,6 +154,9 @@ def _clarification(ask: Ask, state: ButtonState, snapshot: Snapshot, lang: str) 
             choices = tuple(Choice(snapshot.gpus[i].name, i) for i in ids if i in snapshot.gpus)
         elif kind == "model_size_missing":
             choices = tuple(Choice(f"{size}B", size) for size in SIZE_CHOICES)
+        elif kind == "model_unknown":  # the closest presets as buttons; the text asks for the parameter count
+            ids = ask.model.candidates if ask.model is not None else ()
+            choices = tuple(Choice(snapshot.models[i].name, i) for i in ids if i in snapshot.models)
         elif kind in ("model_ambiguous", "compare_needs_two"):
             choices = ()
         else:

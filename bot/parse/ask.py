@@ -183,13 +183,13 @@ _ENGINE_METHODS: dict[str, Method] = {
 def engine_method(ask: Ask) -> Method | None:
     """The engine's method for the parsed workload kind.
 
-    Serving and running are its "inference"; training a diffusion model (LoRA or not) is its "diffusion";
+    Serving and running are its own; training a diffusion model (LoRA or not) is its "diffusion";
     RL is sized as the training of its policy with the parameter mode the text gave (full unless LoRA is
     named) until the engine models the extra reference/reward models and rollouts.
     """
     method = ask.method
     if method in ("serving", "running"):
-        return "inference"
+        return method
     if ask.family == "diffusion" and method in (None, "lora", "qlora", "full", "diffusion"):
         return "diffusion"
     if method == "rl":
@@ -215,9 +215,6 @@ def ask_to_workload(ask: Ask, snapshot: Snapshot) -> Workload:
     pinned = found[0] if len(set(found)) == 1 else None
     budget_objective: Objective | None = {"low": "cheapest", "high": "fastest"}.get(  # type: ignore[assignment]
         ask.budget.qualitative or "")
-    # The engine reads a served or run model as its "inference" method with the context as sequence length
-    # and the users in flight as batch, until it models serving on its own (the serving issue).
-    inference = ask.method in ("serving", "running")
     return Workload(
         model=model,
         params_b=ask.params_b,
@@ -225,8 +222,8 @@ def ask_to_workload(ask: Ask, snapshot: Snapshot) -> Workload:
         framework=ask.framework,
         optimizer=ask.optimizer,
         precision=ask.precision,
-        seq_len=ask.context_tokens if inference else ask.seq_len,
-        batch_size=ask.concurrency if inference and ask.concurrency else ask.batch_size,
+        seq_len=ask.seq_len,
+        batch_size=ask.batch_size,
         grad_checkpointing=ask.grad_checkpointing,
         lora_rank=ask.lora_rank,
         gpus=ask.gpu_count,
@@ -242,4 +239,12 @@ def ask_to_workload(ask: Ask, snapshot: Snapshot) -> Workload:
         deadline_hours=ask.deadline_hours,
         spot=ask.spot,
         objective=ask.objective or budget_objective,
+        concurrency=ask.concurrency,
+        context_tokens=ask.context_tokens,
+        tokens_per_s=ask.tokens_per_s,
+        tokens_per_s_scope=ask.tokens_per_s_scope,
+        quantization=ask.quantization,
+        kv_cache_dtype=ask.kv_cache_dtype,
+        engine=ask.engine,
+        family=ask.family,
     )

@@ -18,7 +18,10 @@ MAX_REJECTS = 5
 MAX_FINDINGS = 6
 # Defaults the card shows elsewhere (the plan line) or that only restate "not asked for".
 QUIET_DEFAULTS = frozenset({"gpus", "sharding", "offload", "spot", "method"})
-VERDICT_CODES = frozenset({"fit.pinned"})  # said in the verdict line, not repeated under "Good to know"
+# Said in the verdict section (the named hardware's yes/no and what would make it work), not repeated under
+# "Good to know".
+PINNED_CODES = ("pinned.quantized", "pinned.more_gpus", "pinned.one_card", "pinned.offload")
+VERDICT_CODES = frozenset({"fit.pinned", *PINNED_CODES})
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,9 +107,13 @@ def memory_title(view: RecommendationView, f: Formatter) -> str:
 
 def memory_bars(view: RecommendationView, f: Formatter) -> str:
     """Breakdown as text bars scaled to the top option's VRAM (catalog GB read as GiB, as vendors size HBM)."""
-    memory = view.verdict.memory
     top = view.verdict.options[0] if view.verdict.options else None
-    gpu = view.gpus.get(top.gpu_id) if top else None
+    return bars(view, f, view.gpus.get(top.gpu_id) if top else None)
+
+
+def bars(view: RecommendationView, f: Formatter, gpu: GpuSpec | None) -> str:
+    """The verdict's memory breakdown as text bars scaled to `gpu`'s memory."""
+    memory = view.verdict.memory
     scale = max(gpu.vram_gb if gpu else 0.0, memory.high_gib, memory.per_gpu_gib, 1e-9)
     rows = [[f.messages.plain(f"mem.{key}"), text_bar(memory.breakdown.get(key, 0.0), scale, BAR_WIDTH),
              f.gib(memory.breakdown.get(key, 0.0))]
@@ -150,8 +157,9 @@ def option_lines(view: RecommendationView, f: Formatter) -> list[str]:
 def assumption_text(view: RecommendationView, f: Formatter) -> str:
     """The defaulted inputs, labelled in the locale: "sequence length 2,048 · micro-batch 1 · …"."""
     parts = []
+    quiet = QUIET_DEFAULTS | ({"precision"} if "quantization" in view.verdict.assumptions else set())
     for key in view.verdict.defaulted:
-        if key not in view.verdict.assumptions or key in QUIET_DEFAULTS:
+        if key not in view.verdict.assumptions or key in quiet:
             continue
         value = view.verdict.assumptions[key]
         if key == "model" and str(value).startswith("typical-"):

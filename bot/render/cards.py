@@ -25,7 +25,7 @@ class SlackMessage(TypedDict):
     blocks: list[BlockDict]
 
 
-KINDS = ("recommendation", "comparison", "price", "specs", "clarification", "help", "error", "knowledge", "digest")
+KINDS = ("recommendation", "serving", "comparison", "price", "specs", "clarification", "help", "error", "knowledge", "digest")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +67,11 @@ def render_terminal(card: Card) -> str:
 
 def _presenters(f: Formatter) -> dict[str, object]:
     """Python helpers the templates call to build localized rows (strings only, never blocks)."""
-    from bot.render import advice, digest, fits
+    from bot.render import advice, digest, fits, serving
 
     return {
         "rec": advice,
+        "srv": serving,
         "dg": digest,
         "comparison_table": rows.comparison_table,
         "detail_rows": rows.detail_rows,

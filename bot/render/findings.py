@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
@@ -28,6 +29,9 @@ _BY_UNIT: tuple[tuple[str, Callable[[Any, Formatter], str]], ...] = (
 )
 
 
+_SIZE_SUFFIX = re.compile(r"_\d+k$")
+
+
 def format_number(name: str, value: Any, f: Formatter) -> str:
     """Format one number by the unit its name carries (`_gib`, `_usd`, `hours`, `_pct`, `_gbs`, `params_b` ...)."""
     if isinstance(value, str):
@@ -36,14 +40,29 @@ def format_number(name: str, value: Any, f: Formatter) -> str:
         return "" if value is None else f.messages.plain("value.yes" if value else "value.no")
     if name.endswith("usd_per_hour") or name.endswith("usd_per_gpu_hour"):
         return f.rate(Decimal(str(value)))
+    if name.endswith("context_tokens"):
+        return f.number(value)  # a context is read exactly ("4,096"), not rounded like a dataset ("4.1K")
+    name = _SIZE_SUFFIX.sub("", name)  # needed_gib_32k: GiB, at a 32k context
     for unit, render in _BY_UNIT:
         if name == unit or name.endswith("_" + unit):
             return render(value, f)
     return f.number(value, 2)
 
 
+def precision_label(precision: str, f: Formatter) -> str:
+    """"bf16", "AWQ 4-bit", "GGUF Q4_K_M": format names are the same in every language, except the words."""
+    key = f"precision.{precision}"
+    if f.messages.has(key):
+        return f.messages.plain(key)
+    if precision.startswith("gguf-"):
+        return "GGUF " + precision[5:].upper()
+    return precision.upper() if len(precision) <= 5 else precision
+
+
 def _format_text(name: str, value: str, f: Formatter) -> str:
-    """Codes inside numbers (switch lists, methods) in the locale's words; anything else as given."""
+    """Codes inside numbers (switch lists, methods, weight formats) in the locale's words; anything else as given."""
+    if name in ("precision", "quantization") or name.endswith("_precision"):
+        return precision_label(value, f)
     if name == "switches":
         return f.messages.plain("common.list_sep").join(
             f.messages.plain(f"switch.{s}") if f.messages.has(f"switch.{s}") else s for s in value.split(",") if s)

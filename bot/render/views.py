@@ -10,7 +10,8 @@ from typing import Any, Literal, Protocol
 
 from rules.types import GpuSpec, Offer, Provider
 
-ClarifyKind = Literal["gpu_ambiguous", "gpu_unknown", "model_size_missing", "model_ambiguous", "compare_needs_two"]
+ClarifyKind = Literal["gpu_ambiguous", "gpu_unknown", "model_size_missing", "model_ambiguous", "model_unknown",
+                      "compare_needs_two"]
 ErrorKind = Literal["generic", "expired"]
 
 
