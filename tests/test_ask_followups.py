@@ -38,3 +38,29 @@ def test_an_unknown_model_is_asked_about_with_the_closest_presets(snapshot: Any)
     assert all(label in {m.name for m in snapshot.models.values()} for label in labels)  # real presets
     assert all("Qwen" in label for label in labels)  # the closest known: the family named
     assert "parameters" in reply.text or "parameters" in str(reply.blocks)
+
+
+def test_a_gpu_described_by_memory_is_answered_on_its_class_and_says_so(snapshot: Any) -> None:
+    """'a Mac with 64 GB': every 64 GB Apple chip in the catalog holds the same memory, the slowest stands for
+    them (its bandwidth is the lowest), and the card says which one it used."""
+    reply = answer("ollama on a Mac with 64 GB, can I run Llama 3.3 70B?", snapshot=snapshot, now=NOW)
+    assert reply.verdict is not None and reply.verdict.pinned is not None
+    macs = [g for g in snapshot.gpus.values() if g.unified_memory and g.vram_gb == 64]
+    slowest = min(macs, key=lambda g: (g.memory_bandwidth_gbs, g.id))
+    assert reply.verdict.pinned.gpu == slowest.id and len(macs) >= 2
+    assert slowest.name in reply.text or slowest.name in str(reply.blocks)
+
+
+def test_apple_chips_and_laptop_cards_are_read_by_name(snapshot: Any) -> None:
+    from bot.parse import parse
+
+    def ids(text: str) -> list[str | None]:
+        return [g.gpu_id for g in parse(text, snapshot=snapshot).gpus]
+
+    assert ids("M3 Max 64GB running qwen2.5 32b") == ["apple-m3-max-64gb"]
+    assert ids("Mac Studio M2 Ultra 192GB for llama 3.1 405b?") == ["apple-m2-ultra-192gb"]
+    assert ids("rtx 4090 laptop for a 7B LoRA") == ["rtx-4090-laptop"]
+    assert ids("LoRA on a laptop 4070") == ["rtx-4070-laptop"]
+    assert ids("LoRA on a 4070") == ["rtx-4070"]  # the desktop card stays the desktop card
+    mention = parse("can my MacBook Pro M3 Max run Llama 3.3 70B", snapshot=snapshot).gpus[0]
+    assert mention.status == "ambiguous" and all(c.startswith("apple-m3-max-") for c in mention.candidates)

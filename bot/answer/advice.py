@@ -54,10 +54,20 @@ def recommendation_reply(workload: Workload, *, snapshot: Snapshot, lang: str, q
         method=method,
         prices_at=snapshot.prices_as_of(),
         question=question, ignored=tuple(ignored), buttons=what_if_buttons(verdict, state),
-        extra_sections=extra_sections,
+        extra_sections=extra_sections, read_as=_read_as(ask, workload, snapshot),
     )
     kind = "serving" if method in SERVING_METHODS else "recommendation"  # the serving card: tokens/s, $/M tokens
     return reply_from(render_card(kind, view, lang), ask=ask, state=state, verdict=verdict)
+
+
+def _read_as(ask: Ask | None, workload: Workload, snapshot: Snapshot) -> tuple[float, str, int] | None:
+    """When the named hardware was a class ("a Mac with 64 GB"), the card standing for it, to say so."""
+    if ask is None or workload.gpu is None:
+        return None
+    for mention in ask.gpus:
+        if mention.status == "class" and mention.candidates[:1] == (workload.gpu,) and mention.memory_gb:
+            return mention.memory_gb, workload.gpu, len(mention.candidates)
+    return None
 
 
 def what_if_buttons(verdict: Verdict, state: ButtonState) -> tuple[WhatIf, ...]:

@@ -212,6 +212,8 @@ def ask_to_workload(ask: Ask, snapshot: Snapshot) -> Workload:
     if ask.model is not None and ask.model.model_id is not None:
         model = snapshot.models.get(ask.model.model_id)
     found = [g.gpu_id for g in ask.gpus if g.status == "found" and g.gpu_id]
+    classes = [g.candidates[0] for g in ask.gpus if g.status == "class" and g.candidates]
+    found = found or classes  # a GPU described by memory stands as its class's slowest card (said in assumed)
     pinned = found[0] if len(set(found)) == 1 else None
     budget_objective: Objective | None = {"low": "cheapest", "high": "fastest"}.get(  # type: ignore[assignment]
         ask.budget.qualitative or "")

@@ -31,18 +31,22 @@ _MEMORY = r"(?:[\s-]?(?:sxm\d?|pcie|nvl|(?:(?:de|with|mit|con|avec|với)\s)?\(?
 _CONNECTOR = re.compile(r"\s(?:de|with|mit|con|avec|với)(?=\s\(?\d)")
 _NAMES = (
     r"rtx\s?pro\s?\d{4}(?:\s?blackwell)?",
-    r"rtx\s?a?\d{4}(?:\s?(?:ada(?:\s?generation)?|ti\s?super|ti|super))?",
-    r"(?:gtx\s?)?[1-5]0[5-9]0(?:\s?(?:ti\s?super|ti|super|d))?",
+    r"rtx\s?a?\d{4}(?:\s?(?:ada(?:\s?generation)?|ti\s?super|ti|super))?(?:\s?(?:laptop(?:\s?gpu)?|mobile|max-q))?",
+    r"(?:laptop\s)?(?:gtx\s?)?[1-5]0[5-9]0(?:\s?(?:ti\s?super|ti|super|d))?(?:\s?(?:laptop(?:\s?gpu)?|mobile|max-q))?",
     r"(?:gtx\s?)?16[56]0(?:\s?(?:ti|super))?",
     r"a[2-6][05]00",
     rf"(?:(?:gh|gb)[23]00|b[123]00a?|h[128]00|h20|a[18]00|a10g?|a30|a40|a16|l40s?|l4|l20|t4|p100|p40|k80|m60|v100){_MEMORY}{{0,2}}",
     r"mi\d{3}x?|rx\s?\d{4}\s?(?:xtx|xt)?|7900\s?xtx?|w7900|gaudi\s?[123]?|tpu\s?v\d[a-z]?",
+    # Apple silicon by chip ("M3 Max"; the memory written beside it picks the configuration), Jetson and
+    # DGX Spark, AWS's own chips.
+    r"(?:mac\s?(?:studio|mini|book\s?pro)\s?)?m[1-5]\s?(?:pro|max|ultra)",
+    r"dgx\s?spark|jetson\s?(?:agx\s?)?orin(?:\s?nx)?|trainium\s?2?|trn[12]|inferentia\s?2?",
 )
 _INSTANCE = r"[a-z]\d[a-z]{0,3}\.\d{0,2}x?large|a\d-(?:high|mega|ultra)gpu-\d+g|gpu_\d+x_[a-z0-9_]+|standard_nd[a-z0-9_]+"
 # Words that stand for "GPUs" when a count has no GPU name after it ("8 GPUs", "4장", "8卡").
 _LOOSE_UNITS = frozenset({"个", "個", "개", "台", "con", "cái", "chiếc"})
 # Every GPU name and instance type has a digit except these ("gaudi", "standard_nd...").
-_NAMES_WITHOUT_DIGITS = ("gaudi", "standard_nd")
+_NAMES_WITHOUT_DIGITS = ("gaudi", "standard_nd", "dgx spark", "dgxspark", "jetson", "trainium", "inferentia")
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 import re
 from types import MappingProxyType
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from bot.parse.ask import (
@@ -31,6 +33,8 @@ from bot.parse.sizes import SizeMention, find_sizes
 from bot.parse.text import MAX_CHARS, clean_text
 from bot.parse.training import find_training, pick_framework
 from bot.parse.vocabulary import Vocabulary, load_vocabulary
+
+from rules.types import GpuSpec
 
 if TYPE_CHECKING:
     from knowledge.snapshot import Snapshot
@@ -87,7 +91,7 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
         seq_len, from_k = find_seq_len(rest, vocab)
         if from_k:
             assumed["seq_len"] = f"'k' read as 1024 tokens: {seq_len}"
-    found_gpus = gpus.mentions
+    found_gpus = tuple(_class_members(m, snapshot, assumed) for m in gpus.mentions)
     count = decide_count(gpus, values.get("gpus"), text, vocab.count_questions)
     if count.assumed:
         assumed["gpu_count"] = count.assumed
@@ -176,6 +180,37 @@ def _context_tokens(seq_len: int | None, serving: ServingFound, assumed: dict[st
     if "seq_len" in assumed:
         assumed["context_tokens"] = assumed.pop("seq_len")
     return seq_len
+
+
+# Segments of a class mention and the catalog rows they cover ("a Mac with 64 GB", "a 24 GB consumer card").
+def _any_card(g: GpuSpec) -> bool:
+    return not g.laptop and not g.modified
+
+
+_CLASS_SEGMENTS: dict[str, Callable[[GpuSpec], bool]] = {
+    "apple": lambda g: g.unified_memory and g.vendor == "Apple",
+    "consumer": lambda g: g.segment == "consumer" and _any_card(g),
+    "workstation": lambda g: g.segment == "workstation",
+    "datacenter": lambda g: g.segment == "datacenter",
+}
+
+
+def _class_members(mention: GpuMention, snapshot: Snapshot, assumed: dict[str, str]) -> GpuMention:
+    """A GPU described by its memory only: the catalog's GPUs of that memory (and segment), slowest first.
+
+    The memory verdict is the same for all of them; the slowest memory bandwidth keeps the speed estimate
+    on the safe side. `assumed` says which card stands for the class, so the answer never hides the choice.
+    """
+    if mention.status != "class" or mention.memory_gb is None:
+        return mention
+    fits_segment = _CLASS_SEGMENTS.get(mention.segment or "", _any_card)
+    members = sorted((g for g in snapshot.gpus.values() if abs(g.vram_gb - mention.memory_gb) < 0.6
+                      and fits_segment(g)), key=lambda g: (g.memory_bandwidth_gbs, g.id))
+    if not members:
+        return mention
+    assumed["gpu"] = (f"a {mention.memory_gb:g} GB card read as {members[0].name}, the slowest of the "
+                      f"{len(members)} such cards in the catalog (the memory verdict is the same; faster ones run faster)")
+    return replace(mention, candidates=tuple(g.id for g in members))
 
 
 def _workload_kind(method: str | None, serving: ServingFound, has_workload: bool,

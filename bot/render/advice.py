@@ -45,6 +45,16 @@ class RecommendationView:
     ignored: tuple[str, ...] = ()
     buttons: tuple[WhatIf, ...] = ()
     extra_sections: tuple[str, ...] = field(default=())  # mrkdwn already escaped (e.g. a knowledge answer)
+    # A GPU described by its memory only: (memory GB, the catalog card standing for it, how many such cards).
+    read_as: tuple[float, str, int] | None = None
+
+
+def read_as_line(view: RecommendationView, f: Formatter) -> str:
+    """"A 64 GB card, read as Apple M4 Pro (64 GB): the slowest of 5 such cards in the catalog.", or ""."""
+    if view.read_as is None:
+        return ""
+    memory, gpu_id, count = view.read_as
+    return f.messages.text("card.read_as", memory=f.gb(memory), gpu=gpu_name(view, gpu_id), count=count)
 
 
 def gpu_name(view: RecommendationView, gpu_id: str) -> str:
@@ -72,7 +82,8 @@ def verdict_line(view: RecommendationView, f: Formatter) -> str:
     """The one-line answer (after the yes/no for a named GPU): best pick with time and cost, or why nothing fits."""
     pinned = pinned_line(view, f)
     best = _best_line(view, f)
-    return f"{pinned}\n{best}" if pinned else best
+    lines = [read_as_line(view, f), pinned, best]
+    return "\n".join(line for line in lines if line)
 
 
 def _best_line(view: RecommendationView, f: Formatter) -> str:

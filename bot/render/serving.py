@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from bot.render.advice import PINNED_CODES, RecommendationView, bars, gpu_name, provider_label
+from bot.render.advice import PINNED_CODES, RecommendationView, bars, gpu_name, provider_label, read_as_line
 from bot.render.filters import format_table
 from bot.render.findings import coded_text, precision_label
 from bot.render.formats import Formatter
@@ -48,7 +48,9 @@ def _gpu_name(view: RecommendationView, numbers: Mapping[str, object]) -> dict[s
 def verdict_text(view: RecommendationView, f: Formatter) -> str:
     """The answer first: the named hardware's verdict, then the best plan (or why nothing fits)."""
     verdict = view.verdict
-    lines = [pinned_text(view, verdict.pinned, f)] if verdict.pinned is not None else []
+    lines = [line for line in (read_as_line(view, f),) if line]
+    if verdict.pinned is not None:
+        lines.append(pinned_text(view, verdict.pinned, f))
     pinned_findings = sorted((x for x in verdict.findings if x.code in PINNED_CODES),
                              key=lambda x: (PINNED_CODES.index(x.code), float(x.numbers.get("gpus", 0))))
     lines += [coded_text("finding", x.code, x.numbers, f, **_gpu_name(view, x.numbers)) for x in pinned_findings]
