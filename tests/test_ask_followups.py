@@ -64,3 +64,17 @@ def test_apple_chips_and_laptop_cards_are_read_by_name(snapshot: Any) -> None:
     assert ids("LoRA on a 4070") == ["rtx-4070"]  # the desktop card stays the desktop card
     mention = parse("can my MacBook Pro M3 Max run Llama 3.3 70B", snapshot=snapshot).gpus[0]
     assert mention.status == "ambiguous" and all(c.startswith("apple-m3-max-") for c in mention.candidates)
+
+
+def test_a_paged_serving_engine_says_no_and_how_many_users_fit(snapshot: Any) -> None:
+    """vLLM for 20 users on one T4: not 'offload to RAM' (a paged server does not do that for many users) but
+    no, with how many of the 20 sequences the card holds and how many cards would hold them all."""
+    reply = answer("Can I serve Llama 3.1 8B on one T4 to 20 users with vLLM?", snapshot=snapshot, now=NOW)
+    pinned = reply.verdict.pinned if reply.verdict else None
+    assert pinned is not None and pinned.gpu == "t4" and pinned.count == 1
+    assert not pinned.fits and pinned.offload_gib == 0 and pinned.throughput is None
+    codes = {f.code: f for f in reply.verdict.findings}
+    assert "pinned.offload" not in codes
+    users = codes["pinned.users"].numbers
+    assert 0 < float(users["max_concurrency"]) < 20 and users["concurrency"] == 20
+    assert "pinned.more_gpus" in codes

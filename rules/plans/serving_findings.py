@@ -52,7 +52,7 @@ def _more_gpus(space: ServingSpace, gpu: GpuSpec, count: int, precision: str, en
 
 
 def pinned_findings(space: ServingSpace, gpu: GpuSpec, count: int, plans: Sequence[ServingPlan],
-                    chosen: ServingPlan, rate: Rate) -> list[Finding]:
+                    chosen: ServingPlan, rate: Rate | None) -> list[Finding]:
     """What it takes on the named hardware: which precision fits (and what the first choice needed), or
     how many more cards, or CPU offload and its (upper-bound) speed."""
     first = plans[0]
@@ -70,7 +70,9 @@ def pinned_findings(space: ServingSpace, gpu: GpuSpec, count: int, plans: Sequen
         more = _more_gpus(space, gpu, count, precision, engine)
         if more is not None:
             out.append(more)
-    out.append(Finding("pinned.offload", "warn", {
-        "offload_gib": round(chosen.needed_gib - chosen.has_gib, 1), "precision": chosen.setup.weight_format,
-        "output_tokens_per_s_per_user": round(rate.output_tokens_per_s_per_user, 2), "host_ram_gbs": HOST_RAM_GBS}))
+    if rate is not None:  # only engines that can keep layers in host RAM (llama.cpp, Ollama, LM Studio)
+        out.append(Finding("pinned.offload", "warn", {
+            "offload_gib": round(chosen.needed_gib - chosen.has_gib, 1), "precision": chosen.setup.weight_format,
+            "output_tokens_per_s_per_user": round(rate.output_tokens_per_s_per_user, 2),
+            "host_ram_gbs": HOST_RAM_GBS}))
     return out

@@ -28,6 +28,7 @@ from rules.plans.serving import (
     valid_counts,
 )
 from rules.plans.serving_findings import option_findings, pinned_findings
+from rules.speed.serving import Rate
 from rules.plans.tier import pick_tier
 from rules.tables import RuleTables
 from rules.types import GpuSpec, Offer, Provider, Workload
@@ -85,14 +86,22 @@ def evaluate_pinned(space: ServingSpace, gpu: GpuSpec, count: int) -> tuple[Pinn
                                                                                engine)]
     chosen = next((p for p in plans if p.fits), plans[-1])
     if chosen.fits:
-        rate = space.rate(chosen)
+        rate: Rate | None = space.rate(chosen)
         offload = 0.0
-    else:
+    elif engine in GGUF_ENGINES:  # llama.cpp keeps the layers that do not fit in host RAM (-ngl below all)
         rate = space.offload(chosen)
         offload = round(chosen.needed_gib - chosen.has_gib, 1)
+    else:  # a paged serving engine has no useful offload for many users: the answer is no, and why
+        rate, offload = None, 0.0
     pinned = Pinned(gpu.id, count, chosen.fits, chosen.setup.weight_format, round(chosen.needed_gib, 1),
-                    round(chosen.has_gib, 1), offload, space.throughput(chosen, rate))
-    return pinned, chosen, pinned_findings(space, gpu, count, plans, chosen, rate)
+                    round(chosen.has_gib, 1), offload, space.throughput(chosen, rate) if rate else None)
+    findings = pinned_findings(space, gpu, count, plans, chosen, rate)
+    if not chosen.fits and chosen.sustained > 0:
+        findings.append(Finding("pinned.users", "info", {
+            "gpu": gpu.id, "gpus": count, "precision": chosen.setup.weight_format,
+            "max_concurrency": chosen.sustained, "concurrency": chosen.setup.concurrency,
+            "context_tokens": chosen.setup.context_tokens}))
+    return pinned, chosen, findings
 
 
 def context_growth(space: ServingSpace, plan: ServingPlan) -> Finding:

@@ -87,6 +87,33 @@ def pick_engine(workload: Workload, method: str, gpu: GpuSpec) -> str:
     return "vllm"
 
 
+# vLLM's quantization kernels by GPU generation ("Supported Hardware" table of the vLLM docs, v0.9-v0.15,
+# https://docs.vllm.ai/en/v0.9.2/features/quantization/supported_hardware.html): AWQ and INT8 (W8A8) need
+# Turing (SM 7.5) or newer, GPTQ runs from Volta (SM 7.0); on AMD GPUs none of the three (FP8 only).
+# The paged engines are sized as vLLM, so the same limits apply to them.
+_BEFORE_TURING = ("Volta", "Pascal", "Maxwell", "Kepler")
+
+
+def format_supported(precision: str, gpu: GpuSpec, engine: str) -> bool:
+    """Whether the serving engine can run weights of this format on this GPU (GGUF/MLX engines: any)."""
+    if engine not in PAGED_ENGINES or precision not in ("awq", "int8", "gptq"):
+        return True
+    if gpu.vendor != "NVIDIA":
+        return False
+    return precision == "gptq" or not gpu.architecture.startswith(_BEFORE_TURING)
+
+
+def _on_this_gpu(steps: tuple[str, ...], gpu: GpuSpec, engine: str) -> tuple[str, ...]:
+    """The ladder's formats this GPU can run; 4-bit AWQ becomes GPTQ where only GPTQ runs (Volta)."""
+    out = []
+    for step in steps:
+        if step == "awq" and not format_supported("awq", gpu, engine) and format_supported("gptq", gpu, engine):
+            step = "gptq"
+        if format_supported(step, gpu, engine):
+            out.append(step)
+    return tuple(out)
+
+
 def fp8_allowed(gpu: GpuSpec, shape: Shape) -> bool:
     """fp8 weights on Ada/Hopper/Blackwell (GpuSpec.fp8_support); a model published in fp8 on any card with
     bf16 (vLLM runs fp8 checkpoints weight-only through its Marlin kernels on Ampere)."""
@@ -107,12 +134,14 @@ def ladder(workload: Workload, shape: Shape, gpu: GpuSpec, engine: str) -> tuple
         steps = tuple(s for s in steps if s != "bf16")
         if engine not in GGUF_ENGINES and "fp8" not in steps:
             steps = ("fp8", *steps)
-    return tuple(s for s in steps if s != "fp8" or fp8_allowed(gpu, shape))
+    allowed = tuple(s for s in steps if s != "fp8" or fp8_allowed(gpu, shape))
+    return _on_this_gpu(allowed, gpu, engine) or allowed[:1]
 
 
 def matrix_precisions(shape: Shape, gpu: GpuSpec, engine: str) -> tuple[str, ...]:
     """The fit matrix: bf16, fp8 where allowed, int8, 4-bit, and the GGUF levels for llama.cpp engines."""
-    out = [p for p in MATRIX_PRECISIONS if p != "fp8" or fp8_allowed(gpu, shape)]
+    out = list(_on_this_gpu(tuple(p for p in MATRIX_PRECISIONS if p != "fp8" or fp8_allowed(gpu, shape)),
+                            gpu, engine))
     if engine in GGUF_ENGINES:
         out += ["gguf-q8_0", DEFAULT_GGUF]
     return tuple(out)
