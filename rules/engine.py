@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from rules.market.book import OfferBook
 from rules.memory.diffusion import find_diffusion_model
+from rules.plans.explain import switch_findings
 from rules.plans.fit import CandidateSpace, counts_for
 from rules.plans.guidance import guidance_findings
 from rules.plans.notable import notable_rejects
@@ -145,6 +146,8 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
                               space.candidate(o.count, o.switches).setup, work, tables,
                               offers_by_gpu.get(o.gpu_id, ()))
                 for o in shown[:TOP_OPTIONS])
+    top = tuple(replace(o, findings=o.findings + switch_findings(o, gpus[o.gpu_id], space, shape, tables, work))
+                for o in top)
     reference = space.candidate(counts[0], ())
     chosen = space.candidate(top[0].count, top[0].switches).setup if top else reference.setup
     assumptions, defaulted = assumptions_of(workload, chosen, shape)

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rules.training_tables import TrainingTableError, TrainingTables, parse_training_tables
+
 TIERS = ("consumer", "workstation", "datacenter", "frontier")
 MFU_METHODS = ("full", "lora", "qlora", "inference", "diffusion")
 MFU_CLASSES = ("consumer", "workstation", "datacenter")
@@ -62,6 +64,7 @@ class RuleTables:
     popular_gpus: tuple[str, ...] = ()  # cards people ask about: shown as near misses when they miss
     billing_minimum_s: Mapping[str, int] = field(default_factory=dict)  # provider id -> least seconds billed
     serving: ServingTables | None = None  # always set by parse_rule_tables
+    training: TrainingTables = field(default_factory=TrainingTables)  # switch costs, host limits (training)
 
 
 def _number(row: Mapping[str, Any], key: str, where: str) -> float | None:
@@ -154,7 +157,15 @@ def parse_rule_tables(data: Any, *, source: str) -> RuleTables:
         popular_gpus=_id_list(data.get("popular_gpus", []), source),
         billing_minimum_s=_minimums(data.get("billing_minimum_s", {}), source),
         serving=_parse_serving(data.get("serving"), source),
+        training=_parse_training(data.get("training"), source),
     )
+
+
+def _parse_training(raw: Any, source: str) -> TrainingTables:
+    try:
+        return parse_training_tables(raw, source)
+    except TrainingTableError as error:
+        raise RuleTableError(str(error)) from error
 
 
 def _shares(raw: Any, keys: tuple[str, ...], where: str) -> dict[str, float]:

@@ -38,7 +38,8 @@ def test_more_than_two_pcie_cards_are_flagged():
 
 def test_consumer_cards_are_not_offered_beyond_a_node():
     v = run(Workload(params_b=20, method="full", gpu="rtx-4090", grad_checkpointing="full", seq_len=1024,
-                     batch_size=1))  # 320 GB of state: fits only on 16+ cards, i.e. beyond one node
+                     batch_size=1, recipe="mixed_adamw", optimizer="adamw", offload=False))
+    # mixed AdamW, 16 B/param: 320 GB of state: fits only on 16+ cards, i.e. beyond one node
     assert all(o.gpu_id != "rtx-4090" for o in v.options)  # the others are alternatives on other GPUs
     assert v.rejected[0].gpu_id == "rtx-4090" and v.rejected[0].code == "segment.consumer_multinode"
     pinned = next(f for f in v.findings if f.code == "fit.pinned")

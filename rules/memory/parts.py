@@ -43,6 +43,9 @@ class MemoryParts:
     reserve: float
     cpu_offload: float
     allocated_peak: float  # what torch.cuda.max_memory_allocated would show
+    # bitsandbytes paged optimizer state resident on the GPU: unified memory (cudaMallocManaged) that
+    # PyTorch's allocator counters never see, so it counts only on the device level (nvidia-smi).
+    paged: float = 0.0
 
     @property
     def reserved_peak(self) -> float:
@@ -50,13 +53,18 @@ class MemoryParts:
 
     @property
     def device_peak(self) -> float:
+        return self.reserved_peak + self.context + self.paged
+
+    @property
+    def fixed_peak(self) -> float:
+        """Device memory that must fit: everything but paged state, which pages out when the card is full."""
         return self.reserved_peak + self.context
 
 
 
 def to_estimate(parts: MemoryParts, setup: Setup, *, widen: float = 0.0) -> MemoryEstimate:
     """The public estimate: expected device peak and a band; `widen` adds uncertainty for defaults."""
-    static = parts.weights + parts.optimizer + parts.adapters
+    static = parts.weights + parts.optimizer + parts.adapters + parts.paged
     dynamic = parts.device_peak - static - parts.context - parts.logits
     expected = parts.device_peak
     low = (static * (1 - STATE_BAND[0]) + dynamic * (1 - DYNAMIC_BAND[0] - widen)
@@ -67,14 +75,16 @@ def to_estimate(parts: MemoryParts, setup: Setup, *, widen: float = 0.0) -> Memo
         low = min(low, expected * (1 - widen))
         high = max(high, expected * (1 + 2 * widen))
     breakdown = {
-        "weights": parts.weights, "gradients": parts.gradients, "optimizer": parts.optimizer,
+        "weights": parts.weights, "gradients": parts.gradients, "optimizer": parts.optimizer + parts.paged,
         "adapters": parts.adapters, "activations": parts.activations, "logits": parts.logits,
         "overhead": parts.context + parts.reserve,
     }
     residual = parts.device_peak - sum(breakdown.values())
     breakdown["overhead"] += residual  # keeps the breakdown summing to the peak
+    nvme = setup.offload and setup.offload_target == "nvme"
     return MemoryEstimate(
         per_gpu_gib=round(expected, 3), low_gib=round(max(low, 0.0), 3),
         high_gib=round(high, 3), breakdown={k: round(v, 3) for k, v in breakdown.items()},
-        gpus=setup.gpus, sharding=setup.sharding, cpu_offload_gib=round(parts.cpu_offload, 3),
+        gpus=setup.gpus, sharding=setup.sharding, cpu_offload_gib=0.0 if nvme else round(parts.cpu_offload, 3),
+        nvme_offload_gib=round(parts.cpu_offload, 3) if nvme else 0.0,
     )

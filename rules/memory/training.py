@@ -69,6 +69,13 @@ def adapter_param_count(shape: Shape, rank: int, targets: tuple[str, ...]) -> fl
     return total
 
 
+def trainable_params(shape: Shape, setup: Setup) -> float:
+    """Parameters the optimizer updates: every weight for full training, else the LoRA adapters."""
+    if setup.method in ("full", "pretrain"):
+        return shape.params_b * 1e9
+    return adapter_param_count(shape, setup.lora_rank, setup.lora_targets)
+
+
 def frozen_weight_bytes(shape: Shape, weight_format: str, framework: str = "hf") -> float:
     """Base weights in their storage format; QLoRA keeps embeddings and the LM head unquantised."""
     params = shape.params_b * 1e9
@@ -95,7 +102,7 @@ def layer_activation_elements(shape: Shape, kernels: str) -> float:
 def activation_bytes(shape: Shape, setup: Setup) -> float:
     """Saved activations for one micro-batch under the checkpointing mode."""
     element = 4.0 if setup.recipe == "fp32" else 2.0
-    tokens = setup.seq_len * setup.batch_size * element
+    tokens = setup.seq_len / max(setup.context_parallel, 1) * setup.batch_size * element
     layer = layer_activation_elements(shape, setup.kernels) * tokens
     boundary = shape.hidden_size * tokens  # one layer input kept per checkpoint
     layers = shape.layers
@@ -112,7 +119,9 @@ def activation_bytes(shape: Shape, setup: Setup) -> float:
 
 
 def logit_bytes(shape: Shape, setup: Setup) -> float:
-    return LOGIT_BYTES[setup.logits] * setup.batch_size * setup.seq_len * shape.vocab_size
+    """Loss memory: bytes per logit element by loss implementation (context parallel splits the tokens)."""
+    tokens = setup.batch_size * setup.seq_len / max(setup.context_parallel, 1)
+    return LOGIT_BYTES[setup.logits] * tokens * shape.vocab_size
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,35 +199,34 @@ def _shard(states: _States, shape: Shape, setup: Setup) -> _States:
     return _States(w, g, o, a, cpu)
 
 
-def _page_optimizer(states: _States, rest: float, device_gib: float | None, setup: Setup) -> _States:
-    """bitsandbytes paged optimizers live in unified memory and page out when the GPU is full."""
-    if not setup.optimizer.startswith("paged") or device_gib is None:
-        return states
-    if rest + states.optimizer <= device_gib * GIB:
-        return states
-    return _States(states.weights, states.gradients, 0.0, states.adapters,
-                   states.cpu + states.optimizer)
-
-
 def estimate_parts(shape: Shape, setup: Setup, *, device_gib: float | None = None) -> MemoryParts:
-    """Peak memory per GPU by part. `device_gib` lets paged optimizer state spill to the host."""
+    """Peak memory per GPU by part. Paged optimizer state (bitsandbytes, unified memory) fills what the
+    card has left and pages the rest to the host: `device_gib` (the card) says how much stays resident;
+    without it all of it is counted as resident."""
     if not setup.is_training:
         return _inference_parts(shape, setup)
     full = setup.method in ("full", "pretrain")
     states = _shard(_full_states(shape, setup) if full else _adapter_states(shape, setup), shape, setup)
+    paged = 0.0
+    if setup.optimizer.startswith("paged") and states.optimizer > 0:
+        paged, states = states.optimizer, _States(states.weights, states.gradients, 0.0, states.adapters,
+                                                   states.cpu)
     acts = activation_bytes(shape, setup)
     logits = logit_bytes(shape, setup)
     if setup.weight_format in ("nf4", "int8"):
         acts += 2 * 2 * shape.hidden_size * shape.intermediate_size  # dequantised working copies
     dynamic = acts + logits
     static = states.weights + states.adapters
-    states = _page_optimizer(states, static + dynamic + states.gradients, device_gib, setup)
     grads = states.gradients
     in_flight = grads + dynamic if setup.grads_persist else max(grads, dynamic)
     shown_grads = grads if setup.grads_persist or grads >= dynamic else 0.0
     shown_dynamic = 1.0 if setup.grads_persist or dynamic > grads else 0.0
     allocated = static + states.optimizer + in_flight
     reserve = max(RESERVE_FRACTION * in_flight, init_reserved_bytes(shape, setup) - allocated)
+    resident = paged
+    if device_gib is not None:
+        fixed = allocated + reserve + CUDA_CONTEXT_GIB * GIB
+        resident = min(paged, max(0.0, device_gib * GIB - fixed))
     return MemoryParts(
         weights=states.weights / GIB,
         gradients=shown_grads / GIB,
@@ -228,8 +236,9 @@ def estimate_parts(shape: Shape, setup: Setup, *, device_gib: float | None = Non
         logits=logits * shown_dynamic / GIB,
         context=CUDA_CONTEXT_GIB,
         reserve=reserve / GIB,
-        cpu_offload=states.cpu / GIB,
+        cpu_offload=(states.cpu + paged - resident) / GIB,
         allocated_peak=allocated / GIB,
+        paged=resident / GIB,
     )
 
 

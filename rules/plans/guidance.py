@@ -47,6 +47,8 @@ def option_findings(option: Option, gpu: GpuSpec, setup: Setup, workload: Worklo
         out.append(Finding("plan.switches", "info", {"switches": ",".join(option.switches)}))
     if "offload" in option.switches or option.memory.cpu_offload_gib > 0:
         out.append(Finding("offload.slow", "warn", {"cpu_offload_gib": option.memory.cpu_offload_gib}))
+    if option.memory.nvme_offload_gib > 0:
+        out.append(Finding("offload.nvme", "warn", {"nvme_offload_gib": option.memory.nvme_offload_gib}))
     if workload.precision == "fp8":
         _, used = peak_tflops(gpu, setup, "fp8")
         out.append(Finding("precision.fp8", "pass" if used else "warn",

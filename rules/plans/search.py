@@ -12,7 +12,8 @@ from dataclasses import dataclass, replace
 from rules.market.book import OfferBook, cheapest_in
 from rules.market.cost import offer_cost
 from rules.market.offers import SHARDED, cheapest, price_findings
-from rules.plans.fit import CandidateSpace, Fit, fit_gpu
+from rules.memory.training import trainable_params
+from rules.plans.fit import Candidate, CandidateSpace, Fit, fit_gpu
 from rules.plans.guidance import option_findings
 from rules.plans.ranking import REFERENCE_TOKENS, Scored, capacity_of, plan_usd_per_hour
 from rules.speed.training import dataset_tokens, job_hours
@@ -43,10 +44,9 @@ def score_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Work
     timed = setup.method not in UNTIMED_METHODS
     hours = ref_hours = None
     if timed:
-        hours = job_hours(tokens, shape.active_params_b, gpu, candidate.count, setup, tables,
-                          workload.precision) if tokens is not None else None
-        ref_hours = hours if hours is not None else job_hours(
-            REFERENCE_TOKENS, shape.active_params_b, gpu, candidate.count, setup, tables, workload.precision)
+        hours = plan_hours(tokens, candidate, gpu, shape, tables, workload) if tokens is not None else None
+        ref_hours = hours if hours is not None else plan_hours(REFERENCE_TOKENS, candidate, gpu, shape, tables,
+                                                                workload)
     rework = tables.spot_rework_fraction
     prefer_link = candidate.count > 1 and setup.sharding in SHARDED and gpu.has_nvlink_class_link
     if book is not None:  # the same pick from the snapshot's index (rules.market.book)
@@ -65,6 +65,16 @@ def score_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Work
                     round(hours, 3) if hours is not None else None, None, offer, ())
     pcie_many = candidate.count > 2 and not gpu.has_nvlink_class_link
     return Scored(option, work_usd, per_hour, ref_hours, capacity_of(gpu, candidate.count, setup.method), pcie_many)
+
+
+def plan_hours(tokens: float, candidate: Candidate, gpu: GpuSpec, shape: Shape, tables: RuleTables,
+               workload: Workload) -> float:
+    """Hours of one plan: its setup, switches and the state it keeps on the host."""
+    setup = candidate.setup
+    return job_hours(tokens, shape.active_params_b, gpu, candidate.count, setup, tables, workload.precision,
+                     switches=candidate.switches,
+                     host_gib=candidate.estimate.cpu_offload_gib + candidate.estimate.nvme_offload_gib,
+                     trainable_b=trainable_params(shape, setup) / 1e9)
 
 
 def with_cost(option: Option, workload: Workload, tables: RuleTables) -> Option:
@@ -90,7 +100,8 @@ def search(pool: Mapping[str, GpuSpec], space: CandidateSpace, counts: tuple[int
     rejections: list[Rejection] = []
     fits: dict[str, Fit] = {}
     for gpu_id, gpu in pool.items():
-        fit = fit_gpu(gpu, space, counts, tables.headroom_fraction)
+        fit = fit_gpu(gpu, space, counts, tables.headroom_fraction,
+                      host_ram_gib=tables.training.host_ram_gib_per_gpu.get(gpu.segment, float("inf")))
         fits[gpu_id] = fit
         if fit.rejection is not None:
             rejections.append(fit.rejection)

@@ -58,6 +58,8 @@ class Setup:
     extra_grad_bytes: int
     grads_persist: bool
     resolution: int
+    context_parallel: int = 1  # GPUs one sequence is split over (ring attention; 1 = off)
+    offload_target: str = "cpu"  # where offloaded states live when `offload`: cpu (ZeRO-Offload) or nvme (ZeRO-Infinity)
 
     @property
     def is_training(self) -> bool:
@@ -157,15 +159,29 @@ def resolve_setup(workload: Workload, *, method: str, gpus: int) -> Setup:
 
 
 def with_switch(setup: Setup, switch: str) -> Setup:
-    """The setup with one memory-saving switch on (checkpointing, micro_batch, 8bit_optimizer, qlora, offload)."""
+    """The setup with one memory-saving switch on (rules.plans.switches lists them, in ladder order)."""
     if switch == "checkpointing":
         return replace(setup, checkpointing="full")
+    if switch == "chunked_loss":
+        # torchtune: CEWithChunkedOutputLoss (recipes' `loss`); elsewhere a fused linear + CE that never
+        # holds the whole logits (Liger's FusedLinearCrossEntropy: HF `use_liger_kernel`, axolotl, LLaMA-Factory).
+        return replace(setup, logits="chunked" if setup.framework == "torchtune" else "fused")
     if switch == "micro_batch":
         return replace(setup, batch_size=1)  # gradient accumulation keeps the effective batch
     if switch == "8bit_optimizer":
         return replace(setup, optimizer="adamw8bit")
+    if switch == "paged_optimizer":
+        return replace(setup, optimizer="paged_adamw8bit")
+    if switch == "optimizer_in_backward":
+        return replace(setup, recipe="bf16_in_backward")
+    if switch == "activation_offload":
+        return replace(setup, checkpointing="offloaded")
     if switch == "qlora":
         return replace(setup, method="qlora", weight_format="nf4")
+    if switch == "context_parallel":
+        return replace(setup, context_parallel=max(setup.gpus, 1))
     if switch == "offload":
-        return replace(setup, offload=True)
+        return replace(setup, offload=True, offload_target="cpu")
+    if switch == "nvme_offload":
+        return replace(setup, offload=True, offload_target="nvme")
     raise ValueError(f"unknown switch {switch!r}")
