@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from rules.market.book import OfferBook
+from rules.memory.parts import on_basis
 from rules.memory.diffusion import find_diffusion_model
 from rules.plans.explain import switch_findings
 from rules.plans.fit import CandidateSpace, counts_for
@@ -18,6 +19,7 @@ from rules.tables import RuleTables
 from rules.types import GpuSpec, Offer, Provider, Workload
 from rules.verdict import Finding, Number, Option, Verdict
 from rules.workload.setup import DEFAULT_METHOD, UNTIMED_METHODS, Setup
+from rules.workload.families import with_family_vocab
 from rules.workload.shapes import Shape, shape_from_model, typical_shape, with_params
 
 DEFAULT_PARAMS_B = 8.0
@@ -39,7 +41,7 @@ def resolve_shape(workload: Workload, method: str) -> tuple[Shape, list[Finding]
             shape = with_params(shape, workload.params_b)
         return shape, []
     params = workload.params_b or DEFAULT_PARAMS_B
-    shape = typical_shape(params)
+    shape = with_family_vocab(typical_shape(params), workload.family)
     code = "model.typical_shape" if workload.params_b else "model.missing"
     return shape, [Finding(code, "info" if workload.params_b else "warn",
                            {"params_b": params, "layers": shape.layers, "hidden_size": shape.hidden_size})]
@@ -155,6 +157,11 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
         assumptions["samples"] = DEFAULT_SAMPLES
         defaulted += ("samples",)
     memory = top[0].memory if top else reference.estimate
+    if workload.memory_basis in ("allocated", "reserved"):
+        chosen_candidate = space.candidate(top[0].count, top[0].switches) if top else reference
+        parts = chosen_candidate.parts or space.parts(chosen_candidate.setup)
+        memory = on_basis(memory, parts, workload.memory_basis)
+        assumptions["memory_basis"] = workload.memory_basis
     notable = notable_rejects(found.rejections + extra_rejections, alternatives, top, pinned_gpu, gpus, tables)
     tier = pick_tier(tables.tier_rows, method, shape.params_b, top[0] if top else None, reference.estimate)
     findings += guidance_findings(workload, reference.setup, top, gpus, providers, tables)

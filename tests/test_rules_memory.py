@@ -109,8 +109,14 @@ def test_torchtune_qlora_init_reserve_matches_the_tutorial_init_figure():
     from rules.memory.training import init_reserved_bytes
 
     s = shape("meta-llama/Llama-2-7b-hf")
-    qlora = resolve_setup(Workload(method="qlora", framework="torchtune", lora_targets="all"), method="qlora", gpus=1)
+    qlora = resolve_setup(Workload(method="qlora", framework="torchtune", lora_targets="all", framework_version="0.1.0"),
+                          method="qlora", gpus=1)
     assert init_reserved_bytes(s, qlora) / 1e9 == pytest.approx(9.13, rel=0.03)
+    # torchtune issue #1398 (2024-08-23, v0.2.x): Llama 3.1 8B QLoRA reserves 6.27 GiB after init, i.e. the NF4
+    # weights and bf16 embeddings with no fragmentation floor: from v0.2 on there is none.
+    current = resolve_setup(Workload(method="qlora", framework="torchtune", lora_targets="all", framework_version="0.2"),
+                            method="qlora", gpus=1)
+    assert init_reserved_bytes(s, current) == 0
     lora = resolve_setup(Workload(method="lora", framework="torchtune"), method="lora", gpus=1)
     hf = resolve_setup(Workload(method="qlora", framework="hf"), method="qlora", gpus=1)
     assert init_reserved_bytes(s, lora) == 0 and init_reserved_bytes(s, hf) == 0

@@ -14,12 +14,15 @@ METHODS = ("full", "pretrain", "lora", "qlora", "inference", "diffusion")
 CHECKPOINTING = ("none", "full", "selective", "offloaded")
 SHARDING = ("none", "ddp", "zero1", "zero2", "zero3", "fsdp")
 OBJECTIVES = ("cheapest", "fastest", "simplest", "balanced")
-FRAMEWORKS = ("hf", "torchtune", "unsloth", "axolotl", "llamafactory", "deepspeed", "megatron")
+FRAMEWORKS = ("hf", "torchtune", "unsloth", "axolotl", "llamafactory", "deepspeed", "megatron", "torchtitan")
+LOSSES = ("full", "fp32_upcast", "compiled", "bf16", "chunked", "bf16_inplace", "fused", "cce")
+BASES = ("allocated", "reserved", "device")
 # Keys accepted on --input lines: the flag names with underscores (+ resolution for diffusion).
 INPUT_KEYS = ("model", "params_b", "method", "framework", "recipe", "optimizer", "precision", "seq_len",
               "batch_size", "grad_checkpointing", "lora_rank", "lora_targets", "gpus", "sharding",
               "offload", "gpu", "tokens", "samples", "epochs", "budget_usd", "deadline_hours", "spot",
-              "objective", "resolution")
+              "objective", "resolution", "family", "framework_version", "loss", "memory_basis",
+              "text_encoder_training", "cache_latents", "electricity_usd_per_kwh")
 CASES_DIR = Path(__file__).resolve().parents[2] / "tests" / "cases"
 
 
@@ -48,6 +51,16 @@ def register(subparsers: Any) -> None:
     p.add_argument("--deadline-hours", type=float)
     p.add_argument("--spot", action="store_true", default=None, help="spot / interruptible allowed")
     p.add_argument("--objective", choices=OBJECTIVES)
+    p.add_argument("--family", help="model family: llama, qwen, gemma ... or diffusion (with --method lora/full)")
+    p.add_argument("--resolution", type=int, help="diffusion: image side in pixels (default 1024)")
+    p.add_argument("--framework-version", help="the framework's version or date (0.2.1, 2024-05): its defaults then")
+    p.add_argument("--loss", choices=LOSSES, help="loss implementation (default: the framework's)")
+    p.add_argument("--memory-basis", choices=BASES,
+                   help="report memory as torch allocated, allocator reserved, or device (nvidia-smi, default)")
+    p.add_argument("--text-encoder-training", action="store_true", default=None, help="diffusion: train the text encoder")
+    p.add_argument("--cache-latents", action="store_true", default=None,
+                   help="diffusion: latents and text embeddings cached, encoders off the GPU")
+    p.add_argument("--electricity-usd-per-kwh", help="buy vs rent: your power price (default 0.15)")
     p.add_argument("--input", metavar="FILE", help="JSON Lines of workloads ('-' = stdin), one result per line")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--calibration-report", action="store_true",
@@ -196,6 +209,11 @@ def build_workload(values: dict[str, Any], snapshot: Any) -> Any:
         epochs=_number(values, "epochs", float), budget_usd=_money(values, "budget_usd"),
         deadline_hours=_number(values, "deadline_hours", float), spot=values.get("spot"),
         objective=_choice(values, "objective", OBJECTIVES),  # type: ignore[arg-type]
+        family=str(values["family"]).lower() if values.get("family") else None,
+        framework_version=str(values["framework_version"]) if values.get("framework_version") else None,
+        loss=_choice(values, "loss", LOSSES), memory_basis=_choice(values, "memory_basis", BASES),
+        text_encoder_training=values.get("text_encoder_training"), cache_latents=values.get("cache_latents"),
+        electricity_usd_per_kwh=_money(values, "electricity_usd_per_kwh"),
     )
 
 
@@ -228,7 +246,7 @@ def print_calibration_report(cases_dir: Path, *, as_json: bool) -> int:
     """Median / p90 absolute % error and band coverage, overall, tuned vs held-out, per source."""
     from rules.memory.calibration import evaluate_cases, summaries
 
-    cases = json.loads((cases_dir / "memory_cases_dev.json").read_text(encoding="utf-8"))
+    cases = load_memory_cases(cases_dir)
     settings = json.loads((cases_dir / "memory_cases_settings.json").read_text(encoding="utf-8"))["cases"]
     models = json.loads((cases_dir / "memory_case_models.json").read_text(encoding="utf-8"))
     results = evaluate_cases(cases, settings, models)
@@ -250,6 +268,13 @@ def print_calibration_report(cases_dir: Path, *, as_json: bool) -> int:
     print()
     _print_time_report(cases, settings, models)
     return 0
+
+
+def load_memory_cases(cases_dir: Path) -> list[dict[str, Any]]:
+    """The published measured runs: the shared dev table and the ones added here (each row says its table)."""
+    dev = json.loads((cases_dir / "memory_cases_dev.json").read_text(encoding="utf-8"))
+    more = json.loads((cases_dir / "memory_cases_more.json").read_text(encoding="utf-8"))
+    return [{**case, "table": "dev"} for case in dev] + [{**case, "table": "more"} for case in more]
 
 
 def _print_time_report(cases: list[Any], settings: dict[str, Any], models: dict[str, Any]) -> None:

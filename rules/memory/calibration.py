@@ -17,7 +17,7 @@ from rules.workload.shapes import Shape
 
 HOLDOUT_MODULUS = 3  # a case is held out when sha256(id) % 3 == 0 (never tuned on)
 # Setup fields a case may pin because its source states them (e.g. torch.compile on -> fused kernels).
-SETUP_OVERRIDES = ("logits", "kernels")
+SETUP_OVERRIDES = ("logits", "kernels", "context_parallel")
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +33,8 @@ class CaseResult:
     predicted_gib: float
     low_gib: float
     high_gib: float
+    framework: str = ""  # the framework the case ran (settings), for per-framework figures
+    table: str = "dev"  # dev = ../shared/data/memory_cases_dev.json; more = tests/cases/memory_cases_more.json
 
     @property
     def error_pct(self) -> float:
@@ -67,7 +69,7 @@ def source_family(case_id: str) -> str:
     prefix = case_id.split("-", 1)[0]
     return {"lf": "llamafactory", "tt": "torchtune", "tt2024": "torchtune", "tt2024apr": "torchtune",
             "ttdoc": "torchtune", "peft": "peft", "qwen": "qwen", "qlora": "qlora",
-            "unsloth": "unsloth"}.get(prefix, prefix)
+            "unsloth": "unsloth", "titan": "torchtitan", "trainy": "torchtitan"}.get(prefix, prefix)
 
 
 def shape_from_config(name: str, row: Mapping[str, Any]) -> Shape:
@@ -94,6 +96,7 @@ def case_setup(settings: Mapping[str, Any]) -> Setup:
         grad_checkpointing=settings.get("grad_checkpointing"), lora_rank=settings.get("lora_rank"),
         lora_targets=settings.get("lora_targets"), gpus=settings["gpus"],
         sharding=settings.get("sharding"), offload=settings.get("offload"),
+        framework_version=settings.get("date"),
     )
     setup = resolve_setup(workload, method=settings["method"], gpus=settings["gpus"])
     overrides = {key: settings[key] for key in SETUP_OVERRIDES if key in settings}
@@ -110,7 +113,7 @@ def evaluate_case(case: Mapping[str, Any], settings: Mapping[str, Any], shape: S
     return CaseResult(
         case_id=case["id"], source=source_family(case["id"]), kind=case["kind"], method=setup.method,
         held_out=is_held_out(case["id"]), measured_gib=measured_gib(case), predicted_gib=predicted,
-        low_gib=low, high_gib=high,
+        low_gib=low, high_gib=high, framework=setup.framework, table=str(case.get("table", "dev")),
     )
 
 
@@ -149,7 +152,7 @@ def summarise(label: str, results: Iterable[CaseResult]) -> Summary:
 
 
 def summaries(results: Sequence[CaseResult]) -> list[Summary]:
-    """Overall, tuned vs held-out, and per source family."""
+    """Overall, tuned vs held-out, per method, framework, case table and source family."""
     out = [summarise("all", results),
            summarise("tuned", (r for r in results if not r.held_out)),
            summarise("held-out", (r for r in results if r.held_out))]
@@ -157,6 +160,13 @@ def summaries(results: Sequence[CaseResult]) -> list[Summary]:
         out.append(summarise(f"method:{method}", (r for r in results if r.method == method)))
         out.append(summarise(f"method:{method}:held-out",
                              (r for r in results if r.method == method and r.held_out)))
+    for framework in sorted({r.framework for r in results}):
+        out.append(summarise(f"framework:{framework}", (r for r in results if r.framework == framework)))
+        out.append(summarise(f"framework:{framework}:held-out",
+                             (r for r in results if r.framework == framework and r.held_out)))
+    for table in sorted({r.table for r in results}):
+        out.append(summarise(f"table:{table}", (r for r in results if r.table == table)))
+        out.append(summarise(f"table:{table}:held-out", (r for r in results if r.table == table and r.held_out)))
     for source in sorted({r.source for r in results}):
         out.append(summarise(f"source:{source}", (r for r in results if r.source == source)))
         out.append(summarise(f"source:{source}:held-out",

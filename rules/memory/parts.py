@@ -6,7 +6,7 @@ whatever the workload (training, diffusion, serving).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rules.verdict import MemoryEstimate
 from rules.workload.setup import Setup
@@ -88,3 +88,19 @@ def to_estimate(parts: MemoryParts, setup: Setup, *, widen: float = 0.0) -> Memo
         gpus=setup.gpus, sharding=setup.sharding, cpu_offload_gib=0.0 if nvme else round(parts.cpu_offload, 3),
         nvme_offload_gib=round(parts.cpu_offload, 3) if nvme else 0.0,
     )
+
+
+def on_basis(estimate: MemoryEstimate, parts: MemoryParts, basis: str) -> MemoryEstimate:
+    """The estimate on the level a measurement reports: `allocated` (torch max allocated/active), `reserved`
+    (the caching allocator's reserve), else `device` (nvidia-smi: reserved + CUDA context + resident paged
+    optimizer state, which PyTorch's counters never see). The band moves with the level."""
+    level = {"allocated": parts.allocated_peak, "reserved": parts.reserved_peak}.get(basis)
+    if level is None:
+        return estimate
+    shift = level - estimate.per_gpu_gib
+    breakdown = dict(estimate.breakdown)
+    paged = max(breakdown.get("optimizer", 0.0) - parts.optimizer, 0.0)  # resident paged state in the estimate
+    breakdown["optimizer"] = round(breakdown.get("optimizer", 0.0) - paged, 3)
+    breakdown["overhead"] = round(breakdown.get("overhead", 0.0) + shift + paged, 3)
+    return replace(estimate, per_gpu_gib=round(level, 3), low_gib=round(max(estimate.low_gib + shift, 0.0), 3),
+                   high_gib=round(estimate.high_gib + shift, 3), breakdown=breakdown)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from rules.types import Workload
-from rules.workload.frameworks import ALL_LINEAR, FRAMEWORK_DEFAULTS, OPTIMIZERS
+from rules.workload.frameworks import ALL_LINEAR, FRAMEWORK_DEFAULTS, OPTIMIZERS, logits_on, release_date
 
 DEFAULT_FRAMEWORK = "hf"
 DEFAULT_METHOD = "lora"
@@ -14,6 +14,8 @@ DEFAULT_INFERENCE_SEQ_LEN = 4096
 DEFAULT_TRAIN_BATCH = 2
 DEFAULT_INFERENCE_BATCH = 1
 DEFAULT_RESOLUTION = 1024
+# Loss implementations a user may name (rules.memory.training LOGIT_BYTES has their memory).
+LOSSES = ("full", "fp32_upcast", "compiled", "bf16", "chunked", "bf16_inplace", "fused", "cce")
 # Methods with no time model yet (no measured decode or image-step rates): no hours, no cost per job.
 UNTIMED_METHODS = frozenset({"inference", "diffusion"})
 
@@ -60,6 +62,7 @@ class Setup:
     resolution: int
     context_parallel: int = 1  # GPUs one sequence is split over (ring attention; 1 = off)
     offload_target: str = "cpu"  # where offloaded states live when `offload`: cpu (ZeRO-Offload) or nvme (ZeRO-Infinity)
+    framework_date: str = ""  # ISO date the framework's defaults are taken from ("" = current)
 
     @property
     def is_training(self) -> bool:
@@ -135,6 +138,8 @@ def resolve_setup(workload: Workload, *, method: str, gpus: int) -> Setup:
     inference = method == "inference"
     recipe = _recipe(workload, method, framework, gpus)
     sharding = workload.sharding or ("none" if gpus == 1 else defaults.multi_gpu_sharding)
+    date = release_date(framework, workload.framework_version)
+    loss = (workload.loss or "").lower()
     return Setup(
         method=method,
         framework=framework,
@@ -150,11 +155,12 @@ def resolve_setup(workload: Workload, *, method: str, gpus: int) -> Setup:
         sharding="none" if gpus == 1 and sharding in ("ddp", "none") else sharding,
         offload=bool(workload.offload),
         kernels=defaults.kernels,
-        logits=defaults.logits,
+        logits=loss if loss in LOSSES else logits_on(framework, date),
         adapter_bytes=defaults.adapter_bytes,
         extra_grad_bytes=defaults.extra_grad_bytes,
         grads_persist=defaults.grads_persist,
         resolution=workload.resolution or DEFAULT_RESOLUTION,
+        framework_date=date,
     )
 
 
