@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from rules.market.book import OfferBook
 from rules.memory.parts import on_basis
-from rules.memory.diffusion import find_diffusion_model
+from rules.memory.diffusion import DEFAULT_VIDEO_FRAMES, default_resolution, find_diffusion_model
 from rules.plans.explain import switch_findings
 from rules.plans.fit import CandidateSpace, counts_for
 from rules.plans.guidance import guidance_findings
@@ -32,7 +32,7 @@ DEFAULT_SAMPLES = 10_000
 
 def resolve_shape(workload: Workload, method: str) -> tuple[Shape, list[Finding]]:
     """The model's shape, a typical one for a bare parameter count, or an 8B default."""
-    if method == "diffusion":
+    if method == "diffusion" or resolve_family(workload) == "diffusion":
         preset = find_diffusion_model(workload.model, workload.params_b)
         return replace(typical_shape(preset.denoiser_params_b), name=preset.id, assumed=False), []
     if workload.model is not None:
@@ -47,11 +47,20 @@ def resolve_shape(workload: Workload, method: str) -> tuple[Shape, list[Finding]
                            {"params_b": params, "layers": shape.layers, "hidden_size": shape.hidden_size})]
 
 
+def resolve_family(workload: Workload) -> str:
+    """"diffusion" for image and video diffusion models (named family, legacy method, or catalog kind)."""
+    if ((workload.family or "").lower() == "diffusion" or workload.method == "diffusion"
+            or (workload.model is not None and workload.model.kind == "diffusion")):
+        return "diffusion"
+    return "llm"
+
+
 def resolve_method(workload: Workload) -> str:
+    """The training method; a diffusion model trains LoRA unless the user said full (the common case)."""
+    if resolve_family(workload) == "diffusion":
+        return workload.method if workload.method in ("lora", "qlora", "full") else "lora"
     if workload.method:
         return workload.method
-    if workload.model is not None and workload.model.kind == "diffusion":
-        return "diffusion"
     return DEFAULT_METHOD
 
 
@@ -66,14 +75,28 @@ def assumptions_of(workload: Workload, setup: Setup, shape: Shape) -> tuple[dict
     if setup.uses_adapters:
         values["lora_rank"] = setup.lora_rank
         values["lora_targets"] = ",".join(setup.lora_targets)
-    if setup.method == "diffusion":
-        values["resolution"] = setup.resolution
+    if setup.is_diffusion:  # no token sequence; LoRA on every linear of the denoiser's blocks
+        values.pop("seq_len", None)
+        values.pop("lora_targets", None)
+        values.update({"family": "diffusion", "resolution": setup.resolution, "cache_latents": setup.cache_latents,
+                       "text_encoder_training": setup.text_encoder_training})
+        if setup.frames > 1:
+            values["frames"] = setup.frames
     given = {"model": workload.model or workload.params_b, "params_b": workload.params_b or workload.model,
              "recipe": workload.recipe, "precision": workload.precision,
              "grad_checkpointing": workload.grad_checkpointing, "spot": workload.spot,
-             "lora_targets": workload.lora_targets, "resolution": workload.resolution}
+             "lora_targets": workload.lora_targets, "resolution": workload.resolution,
+             "family": workload.family or workload.model, "cache_latents": workload.cache_latents,
+             "text_encoder_training": workload.text_encoder_training, "frames": workload.frames}
     defaulted = tuple(k for k in values if (given[k] if k in given else getattr(workload, k, None)) is None)
     return values, defaulted
+
+
+def diffusion_defaults(workload: Workload) -> Workload:
+    """The preset's native resolution (and clip length for video) when the user gave none."""
+    preset = find_diffusion_model(workload.model, workload.params_b)
+    frames = workload.frames or (DEFAULT_VIDEO_FRAMES if preset.video else None)
+    return replace(workload, resolution=workload.resolution or default_resolution(preset), frames=frames)
 
 
 def effective_workload(workload: Workload, method: str, objective: str) -> tuple[Workload, bool]:
@@ -124,18 +147,21 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
                       tables: RuleTables, offer_book: OfferBook | None = None) -> Verdict:
     """`offer_book`: the same offers indexed once per snapshot (rules.market.book); the result is identical."""
     method = resolve_method(workload)
+    family = resolve_family(workload)
     objective = objective_for(workload)
     work, dataset_assumed = effective_workload(workload, method, objective)
+    if family == "diffusion":
+        work, dataset_assumed = diffusion_defaults(work), False
     shape, findings = resolve_shape(work, method)
-    space = CandidateSpace(work, shape, method, 0.1 if shape.assumed else 0.0)
-    counts = counts_for(work, method)
+    space = CandidateSpace(work, shape, method, 0.1 if shape.assumed else 0.0, family)
+    counts = counts_for(work, "diffusion" if family == "diffusion" else method)
     pinned_gpu = workload.gpu if workload.gpu in gpus else None
     pool = {pinned_gpu: gpus[pinned_gpu]} if pinned_gpu else gpus
     hours_known = bool(work.tokens or work.samples)
     found = search(pool, space, counts, work, offers_by_gpu, shape, tables, providers, offer_book)
     ranked = rank(found.scored, objective, hours_known)
     if pinned_gpu is not None or (workload.gpus and not ranked):
-        alt_counts = counts_for(replace(work, gpus=None), method)
+        alt_counts = counts_for(replace(work, gpus=None), "diffusion" if family == "diffusion" else method)
         alternatives = search(gpus, space, alt_counts, work, offers_by_gpu, shape, tables, providers,
                               offer_book)
         shown = shown_options(ranked, rank(alternatives.scored, objective, hours_known), pinned_gpu)

@@ -158,4 +158,5 @@ class Workload:
     memory_basis: str | None = None  # allocated, reserved, device (nvidia-smi): the level `memory` reports
     text_encoder_training: bool | None = None  # diffusion: train the text encoder(s) too
     cache_latents: bool | None = None  # diffusion: latents and text embeddings cached, encoders off the GPU
+    frames: int | None = None  # video diffusion: frames per training clip
     electricity_usd_per_kwh: Decimal | None = None  # buy vs rent: the user's power price

@@ -22,7 +22,7 @@ INPUT_KEYS = ("model", "params_b", "method", "framework", "recipe", "optimizer",
               "batch_size", "grad_checkpointing", "lora_rank", "lora_targets", "gpus", "sharding",
               "offload", "gpu", "tokens", "samples", "epochs", "budget_usd", "deadline_hours", "spot",
               "objective", "resolution", "family", "framework_version", "loss", "memory_basis",
-              "text_encoder_training", "cache_latents", "electricity_usd_per_kwh")
+              "text_encoder_training", "cache_latents", "electricity_usd_per_kwh", "frames")
 CASES_DIR = Path(__file__).resolve().parents[2] / "tests" / "cases"
 
 
@@ -53,6 +53,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--objective", choices=OBJECTIVES)
     p.add_argument("--family", help="model family: llama, qwen, gemma ... or diffusion (with --method lora/full)")
     p.add_argument("--resolution", type=int, help="diffusion: image side in pixels (default 1024)")
+    p.add_argument("--frames", type=int, help="video diffusion: frames per training clip (default 40)")
     p.add_argument("--framework-version", help="the framework's version or date (0.2.1, 2024-05): its defaults then")
     p.add_argument("--loss", choices=LOSSES, help="loss implementation (default: the framework's)")
     p.add_argument("--memory-basis", choices=BASES,
@@ -213,7 +214,7 @@ def build_workload(values: dict[str, Any], snapshot: Any) -> Any:
         framework_version=str(values["framework_version"]) if values.get("framework_version") else None,
         loss=_choice(values, "loss", LOSSES), memory_basis=_choice(values, "memory_basis", BASES),
         text_encoder_training=values.get("text_encoder_training"), cache_latents=values.get("cache_latents"),
-        electricity_usd_per_kwh=_money(values, "electricity_usd_per_kwh"),
+        electricity_usd_per_kwh=_money(values, "electricity_usd_per_kwh"), frames=_number(values, "frames", int),
     )
 
 

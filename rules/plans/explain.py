@@ -16,14 +16,13 @@ from rules.plans.ranking import REFERENCE_TOKENS
 from rules.tables import RuleTables
 from rules.types import GpuSpec, Workload
 from rules.verdict import Finding, Option
-from rules.workload.setup import UNTIMED_METHODS
 from rules.workload.shapes import Shape
 
 
 def switch_findings(option: Option, gpu: GpuSpec, space: CandidateSpace, shape: Shape, tables: RuleTables,
                     workload: Workload) -> tuple[Finding, ...]:
     """One finding per switch of the option: memory saved and the speed it costs on this GPU."""
-    timed = space.candidate(option.count, ()).setup.method not in UNTIMED_METHODS
+    timed = space.candidate(option.count, ()).setup.timed
     limit = usable_gib(gpu, tables.headroom_fraction)
     out: list[Finding] = []
     before = space.candidate(option.count, ())

@@ -52,8 +52,10 @@ class Fit:
 class CandidateSpace:
     """Memory estimates per (count, switches), computed once per workload and shared by all GPUs."""
 
-    def __init__(self, workload: Workload, shape: Shape, method: str, widen: float) -> None:
+    def __init__(self, workload: Workload, shape: Shape, method: str, widen: float, family: str = "llm") -> None:
         self._workload, self._shape, self._method, self._widen = workload, shape, method, widen
+        self._family = family
+        self._preset = find_diffusion_model(workload.model, workload.params_b) if family == "diffusion" else None
         self._permission = permission_for(workload)
         self._cache: dict[tuple[int, tuple[str, ...]], Candidate] = {}
         self._ladders: dict[int, list[tuple[str, ...]]] = {}
@@ -71,12 +73,12 @@ class CandidateSpace:
         return self._bases[count]
 
     def _base_setup(self, count: int) -> Setup:
-        setup = resolve_setup(self._workload, method=self._method, gpus=count)
+        setup = resolve_setup(self._workload, method=self._method, gpus=count, family=self._family)
         if count > 1 and self._workload.sharding is None:
             if setup.method == "inference":
                 setup = replace(setup, sharding="tensor_parallel")
-            elif setup.method == "diffusion":
-                setup = replace(setup, sharding="ddp")
+            elif setup.is_diffusion:
+                setup = replace(setup, sharding="fsdp")  # FSDP shards the denoiser (diffusers/accelerate, SimpleTuner)
             else:
                 setup = replace(setup, sharding="zero3" if setup.framework == "deepspeed" else "fsdp")
         return setup
@@ -155,18 +157,15 @@ class CandidateSpace:
         return setup
 
     def parts(self, setup: Setup, device_gib: float | None = None) -> MemoryParts:
-        if setup.method == "diffusion":
-            preset = find_diffusion_model(self._workload.model, self._workload.params_b)
-            return diffusion_parts(preset, setup)
+        if self._preset is not None:
+            return diffusion_parts(self._preset, setup)
         return estimate_parts(self._shape, setup, device_gib=device_gib)
 
 
 def counts_for(workload: Workload, method: str) -> tuple[int, ...]:
     if workload.gpus:
         return (workload.gpus,)
-    if method == "diffusion":
-        return (1,)
-    if method == "inference":
+    if method == "inference" or method == "diffusion":
         return NODE_COUNTS
     return NODE_COUNTS + MULTINODE_COUNTS
 

@@ -15,7 +15,7 @@ from rules.speed.training import peak_tflops
 from rules.tables import RuleTables
 from rules.types import GpuSpec, Provider, Workload
 from rules.verdict import Finding, Option
-from rules.workload.setup import UNTIMED_METHODS, Setup
+from rules.workload.setup import Setup
 
 
 def _fit(option: Option, gpu: GpuSpec) -> Finding:
@@ -86,11 +86,12 @@ def guidance_findings(workload: Workload, setup: Setup, top: Sequence[Option], g
     best = top[0] if top else None
     if not top:
         out.append(Finding("fit.none", "fail", {"gpus_tried": len(gpus)}))
-    if setup.method in UNTIMED_METHODS:
+    if not setup.timed:
         # No hours: no measured decode rates / image throughputs in the calibration data, and the
         # Workload has no images x steps input; a guess would be presented as a fact.
         reason = "no_measured_decode_rates" if setup.method == "inference" else "no_images_steps_input"
-        out.append(Finding("time.not_estimated", "info", {"method": setup.method, "reason": reason}))
+        method = "diffusion" if setup.is_diffusion else setup.method
+        out.append(Finding("time.not_estimated", "info", {"method": method, "reason": reason}))
     if workload.spot and setup.is_training:
         out.append(Finding("spot.checkpoint", "warn", {
             "interval_min": tables.checkpoint_interval_min, "rework_pct": round(100 * tables.spot_rework_fraction),

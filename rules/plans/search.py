@@ -20,7 +20,7 @@ from rules.speed.training import dataset_tokens, job_hours
 from rules.tables import RuleTables
 from rules.types import GpuSpec, Offer, Provider, Workload
 from rules.verdict import Option, Rejection
-from rules.workload.setup import UNTIMED_METHODS, Setup
+from rules.workload.setup import Setup
 from rules.workload.shapes import Shape
 
 
@@ -41,7 +41,7 @@ def score_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Work
     assert candidate is not None
     setup = candidate.setup
     tokens = dataset_tokens(workload, setup)
-    timed = setup.method not in UNTIMED_METHODS
+    timed = setup.timed
     hours = ref_hours = None
     if timed:
         hours = plan_hours(tokens, candidate, gpu, shape, tables, workload) if tokens is not None else None

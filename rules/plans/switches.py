@@ -20,7 +20,14 @@ get it):
   backward pass"; not compatible with gradient accumulation), pure bf16 weights as its recipes use.
 - activation_offload: torchtune `enable_activation_offloading` (needs activation checkpointing);
   Unsloth `use_gradient_checkpointing="unsloth"` (offloaded checkpoints).
-- qlora: only when the user allowed it (it changes the trained model's base precision).
+- qlora: only when the user allowed it (it changes the trained model's base precision); for diffusion
+  models an NF4 base (bitsandbytes; SimpleTuner nf4-bnb, the diffusers Flux QLoRA recipe).
+- cache_latents (diffusion): latents and text embeddings computed once, the VAE and text encoders off the
+  GPU (kohya `--cache_latents --cache_text_encoder_outputs`, SimpleTuner always, ai-toolkit
+  `cache_latents_to_disk` / `cache_text_embeddings`); not with text-encoder training.
+- fp8_base (diffusion LoRA): the frozen denoiser stored in 8 bits (kohya and musubi `--fp8_base`,
+  ai-toolkit `quantize: true`, SimpleTuner int8/fp8-quanto): the ecosystem's default way to train
+  Flux-class models on 24 GB, so open unless the user stated a precision.
 - context_parallel: ring attention over the GPUs of a node (torchtitan `context_parallel_degree`,
   benchmarks/llama3_h100_202412_torchtitan.md Table 2; Megatron `--context-parallel-size`), for
   sequences of at least CONTEXT_PARALLEL_MIN_SEQ tokens.
@@ -35,13 +42,15 @@ from dataclasses import dataclass
 from rules.types import Workload
 from rules.workload.setup import Setup, with_switch
 
-SWITCH_ORDER = ("checkpointing", "chunked_loss", "8bit_optimizer", "optimizer_in_backward", "activation_offload",
-                "micro_batch", "qlora", "context_parallel")
+SWITCH_ORDER = ("cache_latents", "checkpointing", "chunked_loss", "8bit_optimizer", "optimizer_in_backward",
+                "activation_offload", "micro_batch", "fp8_base", "qlora", "context_parallel")
 # Tried only after every GPU count failed with the savers above: each keeps state in host RAM (or NVMe).
 # paged_optimizer = bitsandbytes paged 8-bit state that pages out to host RAM when the card is full.
 OFFLOAD_ORDER = ("paged_optimizer", "offload", "nvme_offload")
 # Frameworks that provide a switch; None = all of them.
 SWITCH_FRAMEWORKS: dict[str, tuple[str, ...] | None] = {
+    "cache_latents": None,
+    "fp8_base": None,
     "checkpointing": None,
     "chunked_loss": ("hf", "torchtune", "axolotl", "llamafactory", "unsloth"),
     "8bit_optimizer": ("hf", "torchtune", "unsloth", "axolotl", "llamafactory"),
@@ -86,6 +95,10 @@ def permission_for(workload: Workload) -> Permission:
         open_.add("optimizer_in_backward")
     if workload.batch_size is None:
         open_.add("micro_batch")
+    if workload.cache_latents is None and not workload.text_encoder_training:
+        open_.add("cache_latents")
+    if workload.precision is None:
+        open_.add("fp8_base")
     open_.add("context_parallel")  # applies only on more than one GPU (a count the user fixed is kept)
     if workload.offload is not False:
         open_ |= set(OFFLOAD_ORDER)
@@ -103,19 +116,22 @@ def applicable(switch: str, setup: Setup, permission: Permission) -> bool:
 
 
 def _saves(switch: str, setup: Setup) -> bool:
-    full = setup.method in _FULL or (setup.method == "diffusion" and not setup.uses_adapters)
+    full = setup.method in _FULL
+    llm = not setup.is_diffusion
     checks = {
+        "cache_latents": setup.is_diffusion and not setup.cache_latents and not setup.text_encoder_training,
         "checkpointing": setup.checkpointing == "none",
-        "chunked_loss": setup.logits not in _CHEAP_LOSSES and setup.method != "diffusion",
+        "chunked_loss": llm and setup.logits not in _CHEAP_LOSSES,
         "8bit_optimizer": full and setup.optimizer in ("adamw", "paged_adamw"),
-        "paged_optimizer": setup.method in _FULL and not setup.offload
+        "paged_optimizer": llm and full and not setup.offload
         and setup.optimizer in ("adamw", "adamw8bit", "paged_adamw8bit", "paged_adamw"),
-        "optimizer_in_backward": setup.method in _FULL and setup.recipe in ("mixed", "bf16"),
-        "activation_offload": setup.checkpointing == "full" and setup.method != "diffusion",
+        "optimizer_in_backward": llm and full and setup.recipe in ("mixed", "bf16"),
+        "activation_offload": setup.checkpointing == "full",
         # Gradient accumulation keeps the effective batch; it cannot run with the step fused into backward.
         "micro_batch": setup.batch_size > 1 and setup.recipe != "bf16_in_backward",
+        "fp8_base": setup.is_diffusion and setup.uses_adapters and setup.weight_format in ("bf16", "fp16"),
         "qlora": setup.method == "lora",
-        "context_parallel": (setup.gpus > 1 and setup.context_parallel == 1 and setup.method != "diffusion"
+        "context_parallel": (llm and setup.gpus > 1 and setup.context_parallel == 1
                              and setup.seq_len >= CONTEXT_PARALLEL_MIN_SEQ),
         "offload": not setup.offload,
         "nvme_offload": not setup.offload or setup.offload_target != "nvme",

@@ -130,4 +130,6 @@ def weight_and_grad_bytes(recipe: str) -> tuple[float, float, float]:
         return 2.0, 2.0, 0.0
     if recipe == "bf16_in_backward":
         return 2.0, 0.0, 0.0
+    if recipe == "fp32_in_backward":  # kohya --fused_backward_pass without mixed precision (fp32 weights)
+        return 4.0, 0.0, 0.0
     return 4.0, 4.0, 0.0
