@@ -14,7 +14,7 @@ from rules.training_tables import TrainingTableError, TrainingTables, parse_trai
 
 TIERS = ("consumer", "workstation", "datacenter", "frontier")
 MFU_METHODS = ("full", "lora", "qlora", "inference", "diffusion")
-MFU_CLASSES = ("consumer", "workstation", "datacenter")
+MFU_CLASSES = ("consumer", "workstation", "datacenter", "hopper")
 
 
 class RuleTableError(ValueError):

@@ -29,6 +29,14 @@ class TrainingTables:
     host_link_gbs: Mapping[str, float] = field(default_factory=dict)  # "pcie4"/"pcie5" -> achieved GB/s
     offload_params_per_s: float = 0.65e9  # optimizer-on-CPU throughput per GPU rank (params/s)
     nvme_gbs: float = 5.0  # sustained NVMe bandwidth per node
+    fp8_speedup: float = 1.28  # FP8 over BF16 throughput, same run (torchtitan Float8)
+    fabric_gbs: float = 50.0  # inter-node bandwidth per GPU (400 Gb/s NICs)
+    link_efficiency: float = 0.8  # achieved share of a link's bandwidth in collectives
+    multinode_efficiency: float = 0.97  # throughput kept beyond one node once collectives are hidden
+    attention_utilisation: Mapping[str, float] = field(default_factory=dict)  # gpu class -> attention share of peak
+    ring_attention_efficiency: float = 1.0  # attention rate kept with context parallelism over 4+ GPUs
+    framework_speed: Mapping[str, float] = field(default_factory=dict)  # framework -> throughput vs the table
+    compile_speedup: float = 1.16  # torch.compile over eager, same run
 
 
 def _float(raw: Mapping[str, Any], key: str, where: str, low: float, high: float) -> float:
@@ -60,4 +68,19 @@ def parse_training_tables(raw: Any, source: str) -> TrainingTables:
         host_link_gbs=_table(raw.get("host_link_gbs"), ("pcie4", "pcie5"), f"{where}.host_link_gbs", 1.0, 256.0),
         offload_params_per_s=_float(raw, "offload_params_per_s", where, 1e6, 1e12),
         nvme_gbs=_float(raw, "nvme_gbs", where, 0.1, 100.0),
+        fp8_speedup=_float(raw, "fp8_speedup", where, 1.0, 3.0),
+        fabric_gbs=_float(raw, "fabric_gbs", where, 1.0, 1000.0),
+        link_efficiency=_float(raw, "link_efficiency", where, 0.1, 1.0),
+        multinode_efficiency=_float(raw, "multinode_efficiency", where, 0.1, 1.0),
+        attention_utilisation=_open_table(raw.get("attention_utilisation"), f"{where}.attention_utilisation", 0.05, 1.0),
+        ring_attention_efficiency=_float(raw, "ring_attention_efficiency", where, 0.1, 1.0),
+        framework_speed=_open_table(raw.get("framework_speed"), f"{where}.framework_speed", 0.2, 3.0),
+        compile_speedup=_float(raw, "compile_speedup", where, 1.0, 3.0),
     )
+
+
+def _open_table(raw: Any, where: str, low: float, high: float) -> dict[str, float]:
+    """name -> number, any names (missing ones take the caller's default)."""
+    if not isinstance(raw, Mapping):
+        raise TrainingTableError(f"{where}: expected an object of name -> number")
+    return {key: _float(raw, key, where, low, high) for key in raw if key != "basis"}

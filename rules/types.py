@@ -159,4 +159,5 @@ class Workload:
     text_encoder_training: bool | None = None  # diffusion: train the text encoder(s) too
     cache_latents: bool | None = None  # diffusion: latents and text embeddings cached, encoders off the GPU
     frames: int | None = None  # video diffusion: frames per training clip
+    compile: bool | None = None  # torch.compile on (faster: rule tables training.compile_speedup)
     electricity_usd_per_kwh: Decimal | None = None  # buy vs rent: the user's power price

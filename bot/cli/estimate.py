@@ -22,7 +22,7 @@ INPUT_KEYS = ("model", "params_b", "method", "framework", "recipe", "optimizer",
               "batch_size", "grad_checkpointing", "lora_rank", "lora_targets", "gpus", "sharding",
               "offload", "gpu", "tokens", "samples", "epochs", "budget_usd", "deadline_hours", "spot",
               "objective", "resolution", "family", "framework_version", "loss", "memory_basis",
-              "text_encoder_training", "cache_latents", "electricity_usd_per_kwh", "frames")
+              "text_encoder_training", "cache_latents", "electricity_usd_per_kwh", "frames", "compile")
 CASES_DIR = Path(__file__).resolve().parents[2] / "tests" / "cases"
 
 
@@ -53,6 +53,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--objective", choices=OBJECTIVES)
     p.add_argument("--family", help="model family: llama, qwen, gemma ... or diffusion (with --method lora/full)")
     p.add_argument("--resolution", type=int, help="diffusion: image side in pixels (default 1024)")
+    p.add_argument("--compile", action="store_true", default=None, help="torch.compile on (faster)")
     p.add_argument("--frames", type=int, help="video diffusion: frames per training clip (default 40)")
     p.add_argument("--framework-version", help="the framework's version or date (0.2.1, 2024-05): its defaults then")
     p.add_argument("--loss", choices=LOSSES, help="loss implementation (default: the framework's)")
@@ -215,6 +216,7 @@ def build_workload(values: dict[str, Any], snapshot: Any) -> Any:
         loss=_choice(values, "loss", LOSSES), memory_basis=_choice(values, "memory_basis", BASES),
         text_encoder_training=values.get("text_encoder_training"), cache_latents=values.get("cache_latents"),
         electricity_usd_per_kwh=_money(values, "electricity_usd_per_kwh"), frames=_number(values, "frames", int),
+        compile=values.get("compile"),
     )
 
 
@@ -287,8 +289,9 @@ def _print_time_report(cases: list[Any], settings: dict[str, Any], models: dict[
     from rules.speed.calibration import MAX_PLAUSIBLE_MFU, fit_mfu, time_error_summary, time_errors
 
     gpus = {row.id: gpu_spec(row) for row in read_catalog()["gpus"]}  # type: ignore[arg-type]
-    rows = throughput_cases(cases, settings, models, gpus)
-    errors = {e.case_id: e.error_pct for e in time_errors(rows, load_rule_tables().mfu)}
+    tables = load_rule_tables()
+    rows = throughput_cases(cases, settings, models, gpus, tables)
+    errors = {e.case_id: e.error_pct for e in time_errors(rows, tables.mfu)}
     print("Time model: published tokens/s vs FLOPs / (dense peak x MFU table); error = predicted hours")
     for r in rows:
         flag = "H" if r.held_out else " "

@@ -9,8 +9,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from rules.memory.parts import GIB, to_estimate
-from rules.memory.training import estimate_parts
-from rules.speed.calibration import ThroughputCase, observed_mfu, percentile, tokens_per_gpu_s
+from rules.memory.training import estimate_parts, trainable_params
+from rules.speed.calibration import ThroughputCase, percentile, tokens_per_gpu_s
+from rules.speed.training import gpu_class, job_hours, mfu_for
+from rules.tables import RuleTables
 from rules.types import GpuSpec, Workload
 from rules.workload.setup import Setup, resolve_setup
 from rules.workload.shapes import Shape
@@ -96,7 +98,7 @@ def case_setup(settings: Mapping[str, Any]) -> Setup:
         grad_checkpointing=settings.get("grad_checkpointing"), lora_rank=settings.get("lora_rank"),
         lora_targets=settings.get("lora_targets"), gpus=settings["gpus"],
         sharding=settings.get("sharding"), offload=settings.get("offload"),
-        framework_version=settings.get("date"),
+        framework_version=settings.get("date"), compile=settings.get("compile"),
     )
     setup = resolve_setup(workload, method=settings["method"], gpus=settings["gpus"])
     overrides = {key: settings[key] for key in SETUP_OVERRIDES if key in settings}
@@ -174,9 +176,13 @@ def summaries(results: Sequence[CaseResult]) -> list[Summary]:
     return out
 
 
-def throughput_cases(cases: Sequence[Mapping[str, Any]], settings: Mapping[str, Any],
-                     models: Mapping[str, Any], gpus: Mapping[str, GpuSpec]) -> list[ThroughputCase]:
-    """Every case whose throughput text gives a token rate on a catalog GPU, as an observed MFU."""
+def throughput_cases(cases: Sequence[Mapping[str, Any]], settings: Mapping[str, Any], models: Mapping[str, Any],
+                     gpus: Mapping[str, GpuSpec], tables: RuleTables) -> list[ThroughputCase]:
+    """Every case whose throughput text gives a token rate on a catalog GPU, as the utilisation it implies.
+
+    The implied utilisation is the table's value scaled by predicted / measured hours, where the prediction
+    is the engine's own time model (attention FLOPs, FP8, collectives, host traffic) on the case's setup.
+    """
     out: list[ThroughputCase] = []
     for case in cases:
         row = settings[case["id"]]
@@ -187,8 +193,19 @@ def throughput_cases(cases: Sequence[Mapping[str, Any]], settings: Mapping[str, 
         if gpu is None or rate is None:
             continue
         shape = shape_from_config(case["model"], models[case["model"]])
-        peak = gpu.bf16_dense_tflops or gpu.fp16_dense_tflops
+        parts = estimate_parts(shape, setup, device_gib=row.get("device_gib"))
+        tokens = 1e9
+        predicted = job_hours(tokens, shape.active_params_b, gpu, setup.gpus, setup, tables, setup_precision(row),
+                              host_gib=parts.cpu_offload, trainable_b=trainable_params(shape, setup) / 1e9,
+                              shape=shape)
+        measured = tokens / (rate * setup.gpus) / 3600.0
         method = {"pretrain": "full"}.get(setup.method, setup.method)
-        out.append(ThroughputCase(case["id"], gpu.segment, method, is_held_out(case["id"]), rate,
-                                  observed_mfu(rate, shape.active_params_b, setup, peak)))
+        implied = mfu_for(gpu, setup, tables) * predicted / measured
+        out.append(ThroughputCase(case["id"], gpu_class(gpu), method, is_held_out(case["id"]), rate, implied))
     return out
+
+
+def setup_precision(settings: Mapping[str, Any]) -> str | None:
+    """The compute precision a case states (fp8 for Float8 / Transformer Engine runs)."""
+    value = settings.get("precision")
+    return str(value) if value else None

@@ -74,7 +74,7 @@ def plan_hours(tokens: float, candidate: Candidate, gpu: GpuSpec, shape: Shape, 
     return job_hours(tokens, shape.active_params_b, gpu, candidate.count, setup, tables, workload.precision,
                      switches=candidate.switches,
                      host_gib=candidate.estimate.cpu_offload_gib + candidate.estimate.nvme_offload_gib,
-                     trainable_b=trainable_params(shape, setup) / 1e9)
+                     trainable_b=trainable_params(shape, setup) / 1e9, shape=shape)
 
 
 def with_cost(option: Option, workload: Workload, tables: RuleTables) -> Option:

@@ -70,6 +70,7 @@ class Setup:
     cache_latents: bool = False  # diffusion: latents and text embeddings cached, encoders and VAE off the GPU
     frames: int = 1  # video diffusion: frames per clip
     lora_params: float = 0.0  # adapter parameters when a source states the count (0 = from the shape)
+    compile: bool = False  # torch.compile (recipes' `compile`, torchtitan `training.compile`)
 
     @property
     def is_training(self) -> bool:
@@ -188,6 +189,7 @@ def resolve_setup(workload: Workload, *, method: str, gpus: int, family: str = "
         text_encoder_training=bool(workload.text_encoder_training),
         cache_latents=bool(workload.cache_latents),
         frames=workload.frames or 1,
+        compile=bool(workload.compile),
     )
 
 
