@@ -12,7 +12,8 @@ from rules.plans.explain import switch_findings
 from rules.plans.fit import CandidateSpace, counts_for
 from rules.plans.guidance import guidance_findings
 from rules.plans.notable import notable_rejects
-from rules.plans.ranking import objective_for, rank
+from rules.plans.constraints import apply_constraints, decided_by
+from rules.plans.ranking import objective_for, rank, rank_scored
 from rules.plans.search import Search, search, with_cost, with_findings
 from rules.plans.tier import pick_tier
 from rules.tables import RuleTables
@@ -101,7 +102,9 @@ def diffusion_defaults(workload: Workload) -> Workload:
 
 def effective_workload(workload: Workload, method: str, objective: str) -> tuple[Workload, bool]:
     """With the cheapest objective and no dataset size, a stated default dataset makes cost per job computable."""
-    if objective != "cheapest" or method in UNTIMED_METHODS or workload.tokens or workload.samples:
+    constrained = workload.deadline_hours is not None or workload.budget_usd is not None
+    if (objective != "cheapest" and not constrained) or method in UNTIMED_METHODS or workload.tokens \
+            or workload.samples:
         return workload, False
     return replace(workload, samples=DEFAULT_SAMPLES), True
 
@@ -159,12 +162,14 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     pool = {pinned_gpu: gpus[pinned_gpu]} if pinned_gpu else gpus
     hours_known = bool(work.tokens or work.samples)
     found = search(pool, space, counts, work, offers_by_gpu, shape, tables, providers, offer_book)
-    ranked = rank(found.scored, objective, hours_known)
+    constrained = apply_constraints(found.scored, work)
+    ranked = rank(constrained.kept, objective, hours_known)
     if pinned_gpu is not None or (workload.gpus and not ranked):
         alt_counts = counts_for(replace(work, gpus=None), "diffusion" if family == "diffusion" else method)
         alternatives = search(gpus, space, alt_counts, work, offers_by_gpu, shape, tables, providers,
                               offer_book)
-        shown = shown_options(ranked, rank(alternatives.scored, objective, hours_known), pinned_gpu)
+        alt_constrained = apply_constraints(alternatives.scored, work)
+        shown = shown_options(ranked, rank(alt_constrained.kept, objective, hours_known), pinned_gpu)
         extra_rejections = [r for r in alternatives.rejections if r.gpu_id != pinned_gpu]
     else:
         alternatives, extra_rejections, shown = found, [], priced_first(ranked)
@@ -188,7 +193,13 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
         parts = chosen_candidate.parts or space.parts(chosen_candidate.setup)
         memory = on_basis(memory, parts, workload.memory_basis)
         assumptions["memory_basis"] = workload.memory_basis
-    notable = notable_rejects(found.rejections + extra_rejections, alternatives, top, pinned_gpu, gpus, tables)
+    notable = constrained.removed[:2] + notable_rejects(found.rejections + extra_rejections, alternatives, top,
+                                                        pinned_gpu, gpus, tables)
+    findings += list(constrained.findings)
+    findings += [f for f in found.scaled if any(o.gpu_id == f.numbers["gpu"] for o in top)]
+    decided = decided_by(constrained, top, rank_scored(found.scored, objective, hours_known), objective, work)
+    if decided is not None:
+        findings.append(decided)
     tier = pick_tier(tables.tier_rows, method, shape.params_b, top[0] if top else None, reference.estimate)
     findings += guidance_findings(workload, reference.setup, top, gpus, providers, tables)
     if workload.gpu and workload.gpu not in gpus:

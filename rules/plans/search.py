@@ -7,7 +7,7 @@ job (`with_cost`) and the option's findings (`with_findings`) are added for the 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from rules.market.book import OfferBook, cheapest_in
 from rules.market.cost import offer_cost
@@ -19,7 +19,7 @@ from rules.plans.ranking import REFERENCE_TOKENS, Scored, capacity_of, plan_usd_
 from rules.speed.training import dataset_tokens, job_hours
 from rules.tables import RuleTables
 from rules.types import GpuSpec, Offer, Provider, Workload
-from rules.verdict import Option, Rejection
+from rules.verdict import Finding, Option, Rejection
 from rules.workload.setup import Setup
 from rules.workload.shapes import Shape
 
@@ -31,6 +31,7 @@ class Search:
     scored: list[Scored]
     rejections: list[Rejection]
     fits: dict[str, Fit]
+    scaled: list[Finding] = field(default_factory=list)  # `deadline.scaled`: plans grown to meet a deadline
 
 
 def score_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Workload,
@@ -99,6 +100,7 @@ def search(pool: Mapping[str, GpuSpec], space: CandidateSpace, counts: tuple[int
     scored: list[Scored] = []
     rejections: list[Rejection] = []
     fits: dict[str, Fit] = {}
+    scaled: list[Finding] = []
     for gpu_id, gpu in pool.items():
         fit = fit_gpu(gpu, space, counts, tables.headroom_fraction,
                       host_ram_gib=tables.training.host_ram_gib_per_gpu.get(gpu.segment, float("inf")))
@@ -106,6 +108,31 @@ def search(pool: Mapping[str, GpuSpec], space: CandidateSpace, counts: tuple[int
         if fit.rejection is not None:
             rejections.append(fit.rejection)
         else:
-            scored.append(score_option(fit, gpu, offers_by_gpu.get(gpu_id, ()), work, shape, tables, providers,
-                                       book))
-    return Search(scored, rejections, fits)
+            option = score_option(fit, gpu, offers_by_gpu.get(gpu_id, ()), work, shape, tables, providers, book)
+            if work.deadline_hours is not None and (option.hours or 0.0) > work.deadline_hours:
+                first = option
+                option = _scale_for_deadline(option, fit, gpu, space, counts, work, offers_by_gpu.get(gpu_id, ()),
+                                             shape, tables, providers, book)
+                if option is not first:
+                    scaled.append(Finding("deadline.scaled", "info", {
+                        "gpu": gpu_id, "gpus_from": first.option.count, "hours_from": first.option.hours or 0.0,
+                        "gpus": option.option.count, "hours": option.option.hours or 0.0,
+                        "deadline_hours": work.deadline_hours}))
+            scored.append(option)
+    return Search(scored, rejections, fits, scaled)
+
+
+def _scale_for_deadline(first: Scored, fit: Fit, gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...],
+                        work: Workload, offers: Sequence[Offer], shape: Shape, tables: RuleTables,
+                        providers: Mapping[str, Provider], book: OfferBook | None) -> Scored:
+    """More GPUs of the same type until the job meets the deadline (the smallest such count), else the first plan."""
+    assert fit.candidate is not None and work.deadline_hours is not None
+    host_ram = tables.training.host_ram_gib_per_gpu.get(gpu.segment, float("inf"))
+    for count in (c for c in counts if c > fit.candidate.count):
+        larger = fit_gpu(gpu, space, (count,), tables.headroom_fraction, host_ram_gib=host_ram)
+        if larger.candidate is None:
+            continue
+        option = score_option(larger, gpu, offers, work, shape, tables, providers, book)
+        if option.hours is not None and option.hours <= work.deadline_hours:
+            return option
+    return first
