@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from rules.market.book import OfferBook
+from rules.market.ownership import ownership_findings
 from rules.memory.parts import on_basis
 from rules.memory.diffusion import DEFAULT_VIDEO_FRAMES, default_resolution, find_diffusion_model
 from rules.plans.explain import switch_findings
@@ -197,6 +198,8 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
                                                         pinned_gpu, gpus, tables)
     findings += list(constrained.findings)
     findings += [f for f in found.scaled if any(o.gpu_id == f.numbers["gpu"] for o in top)]
+    findings += ownership_findings(pinned_gpu, [o.gpu_id for o in top], found.scored + (
+        alternatives.scored if alternatives is not found else []), gpus, work, tables, hours_known)
     decided = decided_by(constrained, top, rank_scored(found.scored, objective, hours_known), objective, work)
     if decided is not None:
         findings.append(decided)

@@ -65,6 +65,8 @@ class RuleTables:
     billing_minimum_s: Mapping[str, int] = field(default_factory=dict)  # provider id -> least seconds billed
     serving: ServingTables | None = None  # always set by parse_rule_tables
     training: TrainingTables = field(default_factory=TrainingTables)  # switch costs, host limits (training)
+    ownership_years: float = 3.0  # buy vs rent: the period owned cards are compared over
+    resale_share: float = 0.57  # buy vs rent: share of the purchase price the cards fetch after that period
 
 
 def _number(row: Mapping[str, Any], key: str, where: str) -> float | None:
@@ -158,7 +160,16 @@ def parse_rule_tables(data: Any, *, source: str) -> RuleTables:
         billing_minimum_s=_minimums(data.get("billing_minimum_s", {}), source),
         serving=_parse_serving(data.get("serving"), source),
         training=_parse_training(data.get("training"), source),
+        ownership_years=_scalar(_object(data, "ownership", source), "years", f"{source}: ownership", 0.5, 10.0),
+        resale_share=_scalar(_object(data, "ownership", source), "resale_share", f"{source}: ownership", 0.0, 1.0),
     )
+
+
+def _object(data: Mapping[str, Any], key: str, source: str) -> Mapping[str, Any]:
+    value = data.get(key)
+    if not isinstance(value, Mapping):
+        raise RuleTableError(f"{source}: {key}: expected an object")
+    return value
 
 
 def _parse_training(raw: Any, source: str) -> TrainingTables:

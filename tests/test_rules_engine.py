@@ -105,14 +105,15 @@ def test_benchmark_whole_catalog_with_10000_offers():
 
 
 def test_buy_vs_rent_break_even_for_a_priced_card():
-    """RTX 4090 (purchase_usd in the catalog): break-even = price / (rent - power per hour)."""
+    """RTX 4090 (purchase_usd in the catalog): break-even = price x (1 - resale share) / (rent - power per hour)."""
     v = run(Workload(params_b=7, method="qlora", seq_len=512, batch_size=1, gpu="rtx-4090", tokens=1e7))
     finding = next(f for f in v.options[0].findings if f.code == "cost.buy_vs_rent")
     n = finding.numbers
     power = GPUS["rtx-4090"].tdp_w / 1000 * 1.3 * tables().power_usd_per_kwh
     assert n["power_usd_per_hour"] == pytest.approx(power, abs=1e-3)
     assert n["break_even_hours"] == pytest.approx(
-        float(GPUS["rtx-4090"].purchase_usd) / (n["rent_usd_per_gpu_hour"] - power), rel=1e-3)
+        float(GPUS["rtx-4090"].purchase_usd) * (1 - tables().resale_share) / (n["rent_usd_per_gpu_hour"] - power),
+        rel=1e-3)
     assert 0 < n["job_share_of_break_even_pct"] < 100
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from rules.market.cost import break_even
+from rules.market.ownership import power_price
 from rules.market.offers import SHARDED
 from rules.speed.training import peak_tflops
 from rules.tables import RuleTables
@@ -60,21 +61,21 @@ def option_findings(option: Option, gpu: GpuSpec, setup: Setup, workload: Worklo
         out.append(Finding("deadline.miss", "fail", {"hours": option.hours, "deadline_hours": workload.deadline_hours}))
     if gpu.software_stack.lower() == "rocm":
         out.append(Finding("stack.rocm", "warn", {"gpu": gpu.id}))
-    buy = _buy_vs_rent(option, gpu, tables)
+    buy = _buy_vs_rent(option, gpu, workload, tables)
     if buy is not None:
         out.append(buy)
     return tuple(out)
 
 
-def _buy_vs_rent(option: Option, gpu: GpuSpec, tables: RuleTables) -> Finding | None:
+def _buy_vs_rent(option: Option, gpu: GpuSpec, workload: Workload, tables: RuleTables) -> Finding | None:
     """Owning beats renting after break_even_hours of use (purchase / (rent - power per hour))."""
     if option.offer is None:
         return None
-    numbers = break_even(gpu, option.offer, tables)
+    kwh = power_price(workload, tables)
+    numbers = break_even(gpu, option.offer, tables, usd_per_kwh=kwh)
     if numbers is None:
         return None
-    result: dict[str, float | int | str] = {**numbers, "gpus": option.count,
-                                            "power_usd_per_kwh": tables.power_usd_per_kwh}
+    result: dict[str, float | int | str] = {**numbers, "gpus": option.count, "power_usd_per_kwh": kwh}
     if option.hours is not None:
         result["job_share_of_break_even_pct"] = round(100 * option.hours / numbers["break_even_hours"], 2)
     return Finding("cost.buy_vs_rent", "info", result)
