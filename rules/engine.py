@@ -6,11 +6,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from rules.market.book import OfferBook
-from rules.memory.diffusion import find_diffusion_model
+from rules.market.ownership import ownership_findings
+from rules.memory.parts import on_basis
+from rules.memory.diffusion import DEFAULT_VIDEO_FRAMES, default_resolution, find_diffusion_model
+from rules.plans.explain import switch_findings
 from rules.plans.fit import CandidateSpace, counts_for
 from rules.plans.guidance import guidance_findings
 from rules.plans.notable import notable_rejects
-from rules.plans.ranking import objective_for, rank
+from rules.plans.constraints import apply_constraints, decided_by
+from rules.plans.ranking import objective_for, rank, rank_scored
 from rules.plans.search import Search, search, with_cost, with_findings
 from rules.plans.serving_verdict import evaluate_serving
 from rules.plans.tier import pick_tier
@@ -19,6 +23,7 @@ from rules.types import GpuSpec, Offer, Provider, Workload
 from rules.verdict import Finding, Number, Option, Pinned, Verdict
 from rules.workload.serving import serving_method
 from rules.workload.setup import DEFAULT_METHOD, UNTIMED_METHODS, Setup
+from rules.workload.families import with_family_vocab
 from rules.workload.shapes import Shape, shape_from_model, typical_shape, with_params
 
 DEFAULT_PARAMS_B = 8.0
@@ -31,7 +36,7 @@ DEFAULT_SAMPLES = 10_000
 
 def resolve_shape(workload: Workload, method: str) -> tuple[Shape, list[Finding]]:
     """The model's shape, a typical one for a bare parameter count, or an 8B default."""
-    if method == "diffusion":
+    if method == "diffusion" or resolve_family(workload) == "diffusion":
         preset = find_diffusion_model(workload.model, workload.params_b)
         return replace(typical_shape(preset.denoiser_params_b), name=preset.id, assumed=False), []
     if workload.model is not None:
@@ -40,7 +45,7 @@ def resolve_shape(workload: Workload, method: str) -> tuple[Shape, list[Finding]
             shape = with_params(shape, workload.params_b)
         return shape, []
     params = workload.params_b or DEFAULT_PARAMS_B
-    shape = typical_shape(params)
+    shape = with_family_vocab(typical_shape(params), workload.family)
     code = "model.typical_shape" if workload.params_b else "model.missing"
     return shape, [Finding(code, "info" if workload.params_b else "warn",
                            {"params_b": params, "layers": shape.layers, "hidden_size": shape.hidden_size})]
@@ -50,11 +55,20 @@ def _is_diffusion_model(workload: Workload) -> bool:
     return workload.model is not None and workload.model.kind == "diffusion"
 
 
+def resolve_family(workload: Workload) -> str:
+    """"diffusion" for image and video diffusion models (named family, legacy method, or catalog kind)."""
+    if ((workload.family or "").lower() == "diffusion" or workload.method == "diffusion"
+            or (workload.model is not None and workload.model.kind == "diffusion")):
+        return "diffusion"
+    return "llm"
+
+
 def resolve_method(workload: Workload) -> str:
+    """The training method; a diffusion model trains LoRA unless the user said full (the common case)."""
+    if resolve_family(workload) == "diffusion":
+        return workload.method if workload.method in ("lora", "qlora", "full") else "lora"
     if workload.method:
         return workload.method
-    if workload.model is not None and workload.model.kind == "diffusion":
-        return "diffusion"
     return DEFAULT_METHOD
 
 
@@ -69,19 +83,35 @@ def assumptions_of(workload: Workload, setup: Setup, shape: Shape) -> tuple[dict
     if setup.uses_adapters:
         values["lora_rank"] = setup.lora_rank
         values["lora_targets"] = ",".join(setup.lora_targets)
-    if setup.method == "diffusion":
-        values["resolution"] = setup.resolution
+    if setup.is_diffusion:  # no token sequence; LoRA on every linear of the denoiser's blocks
+        values.pop("seq_len", None)
+        values.pop("lora_targets", None)
+        values.update({"family": "diffusion", "resolution": setup.resolution, "cache_latents": setup.cache_latents,
+                       "text_encoder_training": setup.text_encoder_training})
+        if setup.frames > 1:
+            values["frames"] = setup.frames
     given = {"model": workload.model or workload.params_b, "params_b": workload.params_b or workload.model,
              "recipe": workload.recipe, "precision": workload.precision,
              "grad_checkpointing": workload.grad_checkpointing, "spot": workload.spot,
-             "lora_targets": workload.lora_targets, "resolution": workload.resolution}
+             "lora_targets": workload.lora_targets, "resolution": workload.resolution,
+             "family": workload.family or workload.model, "cache_latents": workload.cache_latents,
+             "text_encoder_training": workload.text_encoder_training, "frames": workload.frames}
     defaulted = tuple(k for k in values if (given[k] if k in given else getattr(workload, k, None)) is None)
     return values, defaulted
 
 
+def diffusion_defaults(workload: Workload) -> Workload:
+    """The preset's native resolution (and clip length for video) when the user gave none."""
+    preset = find_diffusion_model(workload.model, workload.params_b)
+    frames = workload.frames or (DEFAULT_VIDEO_FRAMES if preset.video else None)
+    return replace(workload, resolution=workload.resolution or default_resolution(preset), frames=frames)
+
+
 def effective_workload(workload: Workload, method: str, objective: str) -> tuple[Workload, bool]:
     """With the cheapest objective and no dataset size, a stated default dataset makes cost per job computable."""
-    if objective != "cheapest" or method in UNTIMED_METHODS or workload.tokens or workload.samples:
+    constrained = workload.deadline_hours is not None or workload.budget_usd is not None
+    if (objective != "cheapest" and not constrained) or method in UNTIMED_METHODS or workload.tokens \
+            or workload.samples:
         return workload, False
     return replace(workload, samples=DEFAULT_SAMPLES), True
 
@@ -147,21 +177,26 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
         return evaluate_serving(workload, serving, shape, findings, gpus=gpus, offers_by_gpu=offers_by_gpu,
                                 providers=providers, tables=tables, offer_book=offer_book)
     method = resolve_method(workload)
+    family = resolve_family(workload)
     objective = objective_for(workload)
     work, dataset_assumed = effective_workload(workload, method, objective)
+    if family == "diffusion":
+        work, dataset_assumed = diffusion_defaults(work), False
     shape, findings = resolve_shape(work, method)
-    space = CandidateSpace(work, shape, method, 0.1 if shape.assumed else 0.0)
-    counts = counts_for(work, method)
+    space = CandidateSpace(work, shape, method, 0.1 if shape.assumed else 0.0, family)
+    counts = counts_for(work, "diffusion" if family == "diffusion" else method)
     pinned_gpu = workload.gpu if workload.gpu in gpus else None
     pool = {pinned_gpu: gpus[pinned_gpu]} if pinned_gpu else gpus
     hours_known = bool(work.tokens or work.samples)
     found = search(pool, space, counts, work, offers_by_gpu, shape, tables, providers, offer_book)
-    ranked = rank(found.scored, objective, hours_known)
+    constrained = apply_constraints(found.scored, work)
+    ranked = rank(constrained.kept, objective, hours_known)
     if pinned_gpu is not None or (workload.gpus and not ranked):
-        alt_counts = counts_for(replace(work, gpus=None), method)
+        alt_counts = counts_for(replace(work, gpus=None), "diffusion" if family == "diffusion" else method)
         alternatives = search(gpus, space, alt_counts, work, offers_by_gpu, shape, tables, providers,
                               offer_book)
-        shown = shown_options(ranked, rank(alternatives.scored, objective, hours_known), pinned_gpu)
+        alt_constrained = apply_constraints(alternatives.scored, work)
+        shown = shown_options(ranked, rank(alt_constrained.kept, objective, hours_known), pinned_gpu)
         extra_rejections = [r for r in alternatives.rejections if r.gpu_id != pinned_gpu]
     else:
         alternatives, extra_rejections, shown = found, [], priced_first(ranked)
@@ -173,6 +208,8 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
                               space.candidate(o.count, o.switches).setup, work, tables,
                               offers_by_gpu.get(o.gpu_id, ()))
                 for o in shown[:TOP_OPTIONS])
+    top = tuple(replace(o, findings=o.findings + switch_findings(o, gpus[o.gpu_id], space, shape, tables, work))
+                for o in top)
     reference = space.candidate(counts[0], ())
     chosen = space.candidate(top[0].count, top[0].switches).setup if top else reference.setup
     assumptions, defaulted = assumptions_of(workload, chosen, shape)
@@ -180,7 +217,20 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
         assumptions["samples"] = DEFAULT_SAMPLES
         defaulted += ("samples",)
     memory = top[0].memory if top else reference.estimate
-    notable = notable_rejects(found.rejections + extra_rejections, alternatives, top, pinned_gpu, gpus, tables)
+    if workload.memory_basis in ("allocated", "reserved"):
+        chosen_candidate = space.candidate(top[0].count, top[0].switches) if top else reference
+        parts = chosen_candidate.parts or space.parts(chosen_candidate.setup)
+        memory = on_basis(memory, parts, workload.memory_basis)
+        assumptions["memory_basis"] = workload.memory_basis
+    notable = constrained.removed[:2] + notable_rejects(found.rejections + extra_rejections, alternatives, top,
+                                                        pinned_gpu, gpus, tables)
+    findings += list(constrained.findings)
+    findings += [f for f in found.scaled if any(o.gpu_id == f.numbers["gpu"] for o in top)]
+    findings += ownership_findings(pinned_gpu, [o.gpu_id for o in top], found.scored + (
+        alternatives.scored if alternatives is not found else []), gpus, work, tables, hours_known)
+    decided = decided_by(constrained, top, rank_scored(found.scored, objective, hours_known), objective, work)
+    if decided is not None:
+        findings.append(decided)
     tier = pick_tier(tables.tier_rows, method, shape.params_b, top[0] if top else None, reference.estimate)
     findings += guidance_findings(workload, reference.setup, top, gpus, providers, tables)
     if workload.gpu and workload.gpu not in gpus:

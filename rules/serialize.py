@@ -89,7 +89,8 @@ def _common_json(verdict: Verdict, gpus: Mapping[str, GpuSpec]) -> dict[str, Any
     return {
         "assumptions": dict(verdict.assumptions),
         "memory": {"per_gpu_gib": memory.per_gpu_gib, "low_gib": memory.low_gib, "high_gib": memory.high_gib,
-                   "breakdown": dict(memory.breakdown)},
+                   "breakdown": dict(memory.breakdown), "cpu_offload_gib": memory.cpu_offload_gib,
+                   "nvme_offload_gib": memory.nvme_offload_gib},
         "options": [option_to_json(o, gpus) for o in verdict.options],
         "rejected": [{"gpu": _gpu(r.gpu_id, gpus), "code": r.code, "numbers": dict(r.numbers)}
                      for r in verdict.rejected],

@@ -10,9 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rules.training_tables import TrainingTableError, TrainingTables, parse_training_tables
+
 TIERS = ("consumer", "workstation", "datacenter", "frontier")
 MFU_METHODS = ("full", "lora", "qlora", "inference", "diffusion")
-MFU_CLASSES = ("consumer", "workstation", "datacenter")
+MFU_CLASSES = ("consumer", "workstation", "datacenter", "hopper")
 
 
 class RuleTableError(ValueError):
@@ -62,6 +64,9 @@ class RuleTables:
     popular_gpus: tuple[str, ...] = ()  # cards people ask about: shown as near misses when they miss
     billing_minimum_s: Mapping[str, int] = field(default_factory=dict)  # provider id -> least seconds billed
     serving: ServingTables | None = None  # always set by parse_rule_tables
+    training: TrainingTables = field(default_factory=TrainingTables)  # switch costs, host limits (training)
+    ownership_years: float = 3.0  # buy vs rent: the period owned cards are compared over
+    resale_share: float = 0.57  # buy vs rent: share of the purchase price the cards fetch after that period
 
 
 def _number(row: Mapping[str, Any], key: str, where: str) -> float | None:
@@ -154,7 +159,24 @@ def parse_rule_tables(data: Any, *, source: str) -> RuleTables:
         popular_gpus=_id_list(data.get("popular_gpus", []), source),
         billing_minimum_s=_minimums(data.get("billing_minimum_s", {}), source),
         serving=_parse_serving(data.get("serving"), source),
+        training=_parse_training(data.get("training"), source),
+        ownership_years=_scalar(_object(data, "ownership", source), "years", f"{source}: ownership", 0.5, 10.0),
+        resale_share=_scalar(_object(data, "ownership", source), "resale_share", f"{source}: ownership", 0.0, 1.0),
     )
+
+
+def _object(data: Mapping[str, Any], key: str, source: str) -> Mapping[str, Any]:
+    value = data.get(key)
+    if not isinstance(value, Mapping):
+        raise RuleTableError(f"{source}: {key}: expected an object")
+    return value
+
+
+def _parse_training(raw: Any, source: str) -> TrainingTables:
+    try:
+        return parse_training_tables(raw, source)
+    except TrainingTableError as error:
+        raise RuleTableError(str(error)) from error
 
 
 def _shares(raw: Any, keys: tuple[str, ...], where: str) -> dict[str, float]:

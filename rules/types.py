@@ -171,3 +171,12 @@ class Workload:
     kv_cache_dtype: str | None = None  # fp16, bf16, fp8, q8_0, q4_0
     engine: str | None = None  # vllm, sglang, tgi, tensorrt-llm, llama.cpp, ollama, mlx, lmstudio, transformers, exllama
     family: str | None = None  # model family named without a size ("llama", "qwen")
+    # Training details a run may state (issue 17); None = the framework's default, stated in the assumptions.
+    framework_version: str | None = None  # "0.2.1" or an ISO date ("2024-05"): the defaults of that release
+    loss: str | None = None  # full, fp32_upcast, chunked, fused, cce
+    memory_basis: str | None = None  # allocated, reserved, device (nvidia-smi): the level `memory` reports
+    text_encoder_training: bool | None = None  # diffusion: train the text encoder(s) too
+    cache_latents: bool | None = None  # diffusion: latents and text embeddings cached, encoders off the GPU
+    frames: int | None = None  # video diffusion: frames per training clip
+    compile: bool | None = None  # torch.compile on (faster: rule tables training.compile_speedup)
+    electricity_usd_per_kwh: Decimal | None = None  # buy vs rent: the user's power price

@@ -52,6 +52,7 @@ class MemoryEstimate:
     gpus: int  # GPU count this estimate is for
     sharding: str  # none, ddp, zero1, zero2, zero3, fsdp
     cpu_offload_gib: float  # state moved to host RAM per GPU (0 without offload)
+    nvme_offload_gib: float = 0.0  # state moved to NVMe per GPU (ZeRO-Infinity; then cpu_offload_gib is 0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from bot.cli.estimate import load_memory_cases
 from rules.memory.calibration import evaluate_cases, is_held_out, summaries
 from test_rules_support import CASES
 
@@ -11,7 +12,7 @@ TARGET = {"median": 10.0, "p90": 25.0, "band": 0.80}
 
 
 def _results():
-    cases = json.loads((CASES / "memory_cases_dev.json").read_text())
+    cases = load_memory_cases(CASES)
     settings = json.loads((CASES / "memory_cases_settings.json").read_text())["cases"]
     models = json.loads((CASES / "memory_case_models.json").read_text())
     return cases, evaluate_cases(cases, settings, models)
@@ -19,13 +20,13 @@ def _results():
 
 def test_every_case_has_settings_and_a_model_shape():
     cases, results = _results()
-    assert len(results) == len(cases) == 56
+    assert len(results) == len(cases) == 56 + 25
 
 
 def test_holdout_is_a_fixed_third():
     cases, _ = _results()
     held = [c["id"] for c in cases if is_held_out(c["id"])]
-    assert 12 <= len(held) <= 24
+    assert len(cases) / 5 <= len(held) <= len(cases) / 2  # about a third
 
 
 def test_calibration_report(capsys):
@@ -45,7 +46,11 @@ def test_calibration_report(capsys):
     assert held.in_band / held.count >= TARGET["band"]
     assert rows["all"].median_abs_pct <= TARGET["median"]
     assert rows["all"].in_band / rows["all"].count >= TARGET["band"]
-    assert rows["all"].p90_abs_pct <= 27.0  # target 25: the Unsloth benchmark rows state no seq/batch
+    assert rows["all"].p90_abs_pct <= TARGET["p90"]
+    # Per method and framework (issue 17 item 3): every group with enough runs keeps a median within target.
+    for label, s in rows.items():
+        if label.startswith(("method:", "framework:")) and not label.endswith("held-out") and s.count >= 8:
+            assert s.median_abs_pct <= 15.0, label
 
 
 def test_unknown_settings_widen_the_band_to_cover_every_alternative():
@@ -58,7 +63,9 @@ def test_unknown_settings_widen_the_band_to_cover_every_alternative():
     narrow = evaluate_cases([case], {case["id"]: known}, models)[0]
     wide = evaluate_cases([case], settings, models)[0]
     assert wide.predicted_gib == narrow.predicted_gib
-    assert wide.low_gib <= narrow.low_gib and wide.high_gib > 1.5 * narrow.high_gib
+    # Expected at AC off; AC on (the config default) drops 32 layers x 4096 tokens x ~84k elements x 2 B of
+    # saved activations, so the band's low end falls well below the AC-off one.
+    assert wide.high_gib >= narrow.high_gib and wide.low_gib < 0.75 * narrow.low_gib
 
 
 def test_claim_upper_bound_holds():

@@ -74,12 +74,23 @@ def test_checkpointing_cuts_activations_and_flash_has_no_s_squared():
 
 
 def test_paged_optimizer_spills_only_when_the_card_is_full():
-    """bitsandbytes paged optimizers page state to host RAM under GPU memory pressure."""
+    """bitsandbytes paged optimizers live in unified memory: they fill what the card has left and page the rest
+    to host RAM; PyTorch's allocator counters never see them (allocated/reserved exclude them).
+
+    Llama-2-7B 8-bit state: 6.74e9 x (2 + 8/2048) B = 13.5 GB = 12.6 GiB. On a 24 GiB card whatever the fixed
+    part (weights, activations, context) leaves is resident: resident + spilled = 12.6 GiB.
+    """
     s = shape("meta-llama/Llama-2-7b-hf")
     setup = resolve_setup(Workload(method="full", framework="torchtune", optimizer="paged_adamw8bit"),
                           method="full", gpus=1)
-    assert estimate_parts(s, setup, device_gib=80).cpu_offload == 0
-    assert estimate_parts(s, setup, device_gib=24).cpu_offload > 10
+    state_gib = 6.74e9 * (2 + 8 / 2048) / 2**30
+    roomy = estimate_parts(s, setup, device_gib=80)
+    assert roomy.cpu_offload == 0 and roomy.paged == pytest.approx(state_gib, rel=1e-3)
+    tight = estimate_parts(s, setup, device_gib=24)
+    assert tight.paged == pytest.approx(24 - tight.fixed_peak, rel=1e-6)
+    assert tight.paged + tight.cpu_offload == pytest.approx(state_gib, rel=1e-3)
+    assert tight.allocated_peak == roomy.allocated_peak  # the counters never see paged state
+    assert tight.device_peak == pytest.approx(24, rel=1e-6)
 
 
 def test_torchtune_qlora_init_reserve_matches_the_tutorial_init_figure():
@@ -91,8 +102,14 @@ def test_torchtune_qlora_init_reserve_matches_the_tutorial_init_figure():
     from rules.memory.training import init_reserved_bytes
 
     s = shape("meta-llama/Llama-2-7b-hf")
-    qlora = resolve_setup(Workload(method="qlora", framework="torchtune", lora_targets="all"), method="qlora", gpus=1)
+    qlora = resolve_setup(Workload(method="qlora", framework="torchtune", lora_targets="all", framework_version="0.1.0"),
+                          method="qlora", gpus=1)
     assert init_reserved_bytes(s, qlora) / 1e9 == pytest.approx(9.13, rel=0.03)
+    # torchtune issue #1398 (2024-08-23, v0.2.x): Llama 3.1 8B QLoRA reserves 6.27 GiB after init, i.e. the NF4
+    # weights and bf16 embeddings with no fragmentation floor: from v0.2 on there is none.
+    current = resolve_setup(Workload(method="qlora", framework="torchtune", lora_targets="all", framework_version="0.2"),
+                            method="qlora", gpus=1)
+    assert init_reserved_bytes(s, current) == 0
     lora = resolve_setup(Workload(method="lora", framework="torchtune"), method="lora", gpus=1)
     hf = resolve_setup(Workload(method="qlora", framework="hf"), method="qlora", gpus=1)
     assert init_reserved_bytes(s, lora) == 0 and init_reserved_bytes(s, hf) == 0

@@ -86,10 +86,11 @@ def test_no_fabric_provider_means_no_price_with_the_reason():
     offers = (offer("market", 8, "0.50"), offer("plain", 8, "1.00"))
     assert pick(list(offers), 16).offer is None
     gpu = GPUS["h100-sxm-80gb"]
-    verdict = evaluate(Workload(model=model("meta-llama/Llama-3.1-70B"), method="full", gpu=gpu.id),
+    verdict = evaluate(Workload(model=model("meta-llama/Llama-3.1-70B"), method="full", gpu=gpu.id,
+                                recipe="mixed_adamw", optimizer="adamw", offload=False),
                        gpus={gpu.id: gpu}, offers_by_gpu={gpu.id: offers}, providers=PROVIDERS, tables=tables())
     own = verdict.options[0]
-    assert own.gpu_id == gpu.id and own.count > 8  # 70B full does not fit one node of 80 GB cards
+    assert own.gpu_id == gpu.id and own.count > 8  # 70B full, mixed AdamW (16 B/param) exceeds a node of 80 GB cards
     assert own.offer is None and own.cost_usd is None  # kept, with its numbers, but no price
     none = next(f for f in own.findings if f.code == "price.none")
     assert none.numbers["reason"] == "no_cluster_provider"
@@ -118,7 +119,8 @@ def test_consumer_cards_are_never_priced_beyond_a_node():
 def test_cluster_plan_says_how_it_is_priced():
     gpu = GPUS["h100-sxm-80gb"]
     offers = (offer("fabric", 8, "2.00"),)
-    verdict = evaluate(Workload(model=model("meta-llama/Llama-3.1-70B"), method="full", gpu=gpu.id),
+    verdict = evaluate(Workload(model=model("meta-llama/Llama-3.1-70B"), method="full", gpu=gpu.id,
+                                recipe="mixed_adamw", optimizer="adamw", offload=False),
                        gpus={gpu.id: gpu}, offers_by_gpu={gpu.id: offers}, providers=PROVIDERS, tables=tables())
     option = verdict.options[0]
     cluster = next(f for f in option.findings if f.code == "price.cluster")

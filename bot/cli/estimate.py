@@ -15,13 +15,16 @@ CHECKPOINTING = ("none", "full", "selective", "offloaded")
 SHARDING = ("none", "ddp", "zero1", "zero2", "zero3", "fsdp")
 OBJECTIVES = ("cheapest", "fastest", "simplest", "balanced")
 TOKENS_PER_S_SCOPES = ("per_user", "total")
-FRAMEWORKS = ("hf", "torchtune", "unsloth", "axolotl", "llamafactory", "deepspeed", "megatron")
+FRAMEWORKS = ("hf", "torchtune", "unsloth", "axolotl", "llamafactory", "deepspeed", "megatron", "torchtitan")
+LOSSES = ("full", "fp32_upcast", "compiled", "bf16", "chunked", "bf16_inplace", "fused", "cce")
+BASES = ("allocated", "reserved", "device")
 # Keys accepted on --input lines: the flag names with underscores (+ resolution for diffusion).
 INPUT_KEYS = ("model", "params_b", "method", "framework", "recipe", "optimizer", "precision", "seq_len",
               "batch_size", "grad_checkpointing", "lora_rank", "lora_targets", "gpus", "sharding",
               "offload", "gpu", "tokens", "samples", "epochs", "budget_usd", "deadline_hours", "spot",
               "objective", "resolution", "concurrency", "context_tokens", "quantization", "kv_cache_dtype", "engine",
-              "tokens_per_s", "tokens_per_s_scope")
+              "tokens_per_s", "tokens_per_s_scope", "family", "framework_version", "loss", "memory_basis",
+              "text_encoder_training", "cache_latents", "electricity_usd_per_kwh", "frames", "compile")
 CASES_DIR = Path(__file__).resolve().parents[2] / "tests" / "cases"
 
 
@@ -61,6 +64,18 @@ def register(subparsers: Any) -> None:
                                     "lmstudio, transformers, exllama")
     p.add_argument("--tokens-per-s", type=float, help="serving: output tokens/s wanted (see --tokens-per-s-scope)")
     p.add_argument("--tokens-per-s-scope", choices=TOKENS_PER_S_SCOPES, help="per_user (default) or total")
+    p.add_argument("--family", help="model family: llama, qwen, gemma ... or diffusion (with --method lora/full)")
+    p.add_argument("--resolution", type=int, help="diffusion: image side in pixels (default 1024)")
+    p.add_argument("--compile", action="store_true", default=None, help="torch.compile on (faster)")
+    p.add_argument("--frames", type=int, help="video diffusion: frames per training clip (default 40)")
+    p.add_argument("--framework-version", help="the framework's version or date (0.2.1, 2024-05): its defaults then")
+    p.add_argument("--loss", choices=LOSSES, help="loss implementation (default: the framework's)")
+    p.add_argument("--memory-basis", choices=BASES,
+                   help="report memory as torch allocated, allocator reserved, or device (nvidia-smi, default)")
+    p.add_argument("--text-encoder-training", action="store_true", default=None, help="diffusion: train the text encoder")
+    p.add_argument("--cache-latents", action="store_true", default=None,
+                   help="diffusion: latents and text embeddings cached, encoders off the GPU")
+    p.add_argument("--electricity-usd-per-kwh", help="buy vs rent: your power price (default 0.15)")
     p.add_argument("--input", metavar="FILE", help="JSON Lines of workloads ('-' = stdin), one result per line")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--calibration-report", action="store_true",
@@ -216,6 +231,12 @@ def build_workload(values: dict[str, Any], snapshot: Any) -> Any:
         kv_cache_dtype=_choice(values, "kv_cache_dtype", KV_CACHE_DTYPES),
         engine=_choice(values, "engine", ENGINES), tokens_per_s=_number(values, "tokens_per_s", float),
         tokens_per_s_scope=_choice(values, "tokens_per_s_scope", TOKENS_PER_S_SCOPES),  # type: ignore[arg-type]
+        family=str(values["family"]).lower() if values.get("family") else None,
+        framework_version=str(values["framework_version"]) if values.get("framework_version") else None,
+        loss=_choice(values, "loss", LOSSES), memory_basis=_choice(values, "memory_basis", BASES),
+        text_encoder_training=values.get("text_encoder_training"), cache_latents=values.get("cache_latents"),
+        electricity_usd_per_kwh=_money(values, "electricity_usd_per_kwh"), frames=_number(values, "frames", int),
+        compile=values.get("compile"),
     )
 
 
@@ -280,7 +301,7 @@ def print_calibration_report(cases_dir: Path, *, as_json: bool) -> int:
     """Median / p90 absolute % error and band coverage, overall, tuned vs held-out, per source."""
     from rules.memory.calibration import evaluate_cases, summaries
 
-    cases = json.loads((cases_dir / "memory_cases_dev.json").read_text(encoding="utf-8"))
+    cases = load_memory_cases(cases_dir)
     settings = json.loads((cases_dir / "memory_cases_settings.json").read_text(encoding="utf-8"))["cases"]
     models = json.loads((cases_dir / "memory_case_models.json").read_text(encoding="utf-8"))
     results = evaluate_cases(cases, settings, models)
@@ -304,6 +325,13 @@ def print_calibration_report(cases_dir: Path, *, as_json: bool) -> int:
     return 0
 
 
+def load_memory_cases(cases_dir: Path) -> list[dict[str, Any]]:
+    """The published measured runs: the shared dev table and the ones added here (each row says its table)."""
+    dev = json.loads((cases_dir / "memory_cases_dev.json").read_text(encoding="utf-8"))
+    more = json.loads((cases_dir / "memory_cases_more.json").read_text(encoding="utf-8"))
+    return [{**case, "table": "dev"} for case in dev] + [{**case, "table": "more"} for case in more]
+
+
 def _print_time_report(cases: list[Any], settings: dict[str, Any], models: dict[str, Any]) -> None:
     """Throughput cases: implied MFU, the fit on the tuned part, and hours error of the MFU table."""
     from knowledge.load import read_catalog
@@ -314,8 +342,9 @@ def _print_time_report(cases: list[Any], settings: dict[str, Any], models: dict[
     from rules.speed.calibration import MAX_PLAUSIBLE_MFU, fit_mfu, time_error_summary, time_errors
 
     gpus = {spec.id: spec for spec in (gpu_spec(row) for row in read_catalog()["gpus"] if isinstance(row, GpuBase))}
-    rows = throughput_cases(cases, settings, models, gpus)
-    errors = {e.case_id: e.error_pct for e in time_errors(rows, load_rule_tables().mfu)}
+    tables = load_rule_tables()
+    rows = throughput_cases(cases, settings, models, gpus, tables)
+    errors = {e.case_id: e.error_pct for e in time_errors(rows, tables.mfu)}
     print("Time model: published tokens/s vs FLOPs / (dense peak x MFU table); error = predicted hours")
     for r in rows:
         flag = "H" if r.held_out else " "

@@ -9,15 +9,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from rules.memory.parts import GIB, to_estimate
-from rules.memory.training import estimate_parts
-from rules.speed.calibration import ThroughputCase, observed_mfu, percentile, tokens_per_gpu_s
+from rules.memory.training import estimate_parts, trainable_params
+from rules.speed.calibration import ThroughputCase, percentile, tokens_per_gpu_s
+from rules.speed.training import gpu_class, job_hours, mfu_for
+from rules.tables import RuleTables
 from rules.types import GpuSpec, Workload
 from rules.workload.setup import Setup, resolve_setup
 from rules.workload.shapes import Shape
 
 HOLDOUT_MODULUS = 3  # a case is held out when sha256(id) % 3 == 0 (never tuned on)
 # Setup fields a case may pin because its source states them (e.g. torch.compile on -> fused kernels).
-SETUP_OVERRIDES = ("logits", "kernels")
+SETUP_OVERRIDES = ("logits", "kernels", "context_parallel")
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +35,8 @@ class CaseResult:
     predicted_gib: float
     low_gib: float
     high_gib: float
+    framework: str = ""  # the framework the case ran (settings), for per-framework figures
+    table: str = "dev"  # dev = ../shared/data/memory_cases_dev.json; more = tests/cases/memory_cases_more.json
 
     @property
     def error_pct(self) -> float:
@@ -67,7 +71,7 @@ def source_family(case_id: str) -> str:
     prefix = case_id.split("-", 1)[0]
     return {"lf": "llamafactory", "tt": "torchtune", "tt2024": "torchtune", "tt2024apr": "torchtune",
             "ttdoc": "torchtune", "peft": "peft", "qwen": "qwen", "qlora": "qlora",
-            "unsloth": "unsloth"}.get(prefix, prefix)
+            "unsloth": "unsloth", "titan": "torchtitan", "trainy": "torchtitan"}.get(prefix, prefix)
 
 
 def shape_from_config(name: str, row: Mapping[str, Any]) -> Shape:
@@ -94,6 +98,7 @@ def case_setup(settings: Mapping[str, Any]) -> Setup:
         grad_checkpointing=settings.get("grad_checkpointing"), lora_rank=settings.get("lora_rank"),
         lora_targets=settings.get("lora_targets"), gpus=settings["gpus"],
         sharding=settings.get("sharding"), offload=settings.get("offload"),
+        framework_version=settings.get("date"), compile=settings.get("compile"),
     )
     setup = resolve_setup(workload, method=settings["method"], gpus=settings["gpus"])
     overrides = {key: settings[key] for key in SETUP_OVERRIDES if key in settings}
@@ -110,7 +115,7 @@ def evaluate_case(case: Mapping[str, Any], settings: Mapping[str, Any], shape: S
     return CaseResult(
         case_id=case["id"], source=source_family(case["id"]), kind=case["kind"], method=setup.method,
         held_out=is_held_out(case["id"]), measured_gib=measured_gib(case), predicted_gib=predicted,
-        low_gib=low, high_gib=high,
+        low_gib=low, high_gib=high, framework=setup.framework, table=str(case.get("table", "dev")),
     )
 
 
@@ -149,7 +154,7 @@ def summarise(label: str, results: Iterable[CaseResult]) -> Summary:
 
 
 def summaries(results: Sequence[CaseResult]) -> list[Summary]:
-    """Overall, tuned vs held-out, and per source family."""
+    """Overall, tuned vs held-out, per method, framework, case table and source family."""
     out = [summarise("all", results),
            summarise("tuned", (r for r in results if not r.held_out)),
            summarise("held-out", (r for r in results if r.held_out))]
@@ -157,6 +162,13 @@ def summaries(results: Sequence[CaseResult]) -> list[Summary]:
         out.append(summarise(f"method:{method}", (r for r in results if r.method == method)))
         out.append(summarise(f"method:{method}:held-out",
                              (r for r in results if r.method == method and r.held_out)))
+    for framework in sorted({r.framework for r in results}):
+        out.append(summarise(f"framework:{framework}", (r for r in results if r.framework == framework)))
+        out.append(summarise(f"framework:{framework}:held-out",
+                             (r for r in results if r.framework == framework and r.held_out)))
+    for table in sorted({r.table for r in results}):
+        out.append(summarise(f"table:{table}", (r for r in results if r.table == table)))
+        out.append(summarise(f"table:{table}:held-out", (r for r in results if r.table == table and r.held_out)))
     for source in sorted({r.source for r in results}):
         out.append(summarise(f"source:{source}", (r for r in results if r.source == source)))
         out.append(summarise(f"source:{source}:held-out",
@@ -164,9 +176,13 @@ def summaries(results: Sequence[CaseResult]) -> list[Summary]:
     return out
 
 
-def throughput_cases(cases: Sequence[Mapping[str, Any]], settings: Mapping[str, Any],
-                     models: Mapping[str, Any], gpus: Mapping[str, GpuSpec]) -> list[ThroughputCase]:
-    """Every case whose throughput text gives a token rate on a catalog GPU, as an observed MFU."""
+def throughput_cases(cases: Sequence[Mapping[str, Any]], settings: Mapping[str, Any], models: Mapping[str, Any],
+                     gpus: Mapping[str, GpuSpec], tables: RuleTables) -> list[ThroughputCase]:
+    """Every case whose throughput text gives a token rate on a catalog GPU, as the utilisation it implies.
+
+    The implied utilisation is the table's value scaled by predicted / measured hours, where the prediction
+    is the engine's own time model (attention FLOPs, FP8, collectives, host traffic) on the case's setup.
+    """
     out: list[ThroughputCase] = []
     for case in cases:
         row = settings[case["id"]]
@@ -177,8 +193,19 @@ def throughput_cases(cases: Sequence[Mapping[str, Any]], settings: Mapping[str, 
         if gpu is None or rate is None:
             continue
         shape = shape_from_config(case["model"], models[case["model"]])
-        peak = gpu.bf16_dense_tflops or gpu.fp16_dense_tflops
+        parts = estimate_parts(shape, setup, device_gib=row.get("device_gib"))
+        tokens = 1e9
+        predicted = job_hours(tokens, shape.active_params_b, gpu, setup.gpus, setup, tables, setup_precision(row),
+                              host_gib=parts.cpu_offload, trainable_b=trainable_params(shape, setup) / 1e9,
+                              shape=shape)
+        measured = tokens / (rate * setup.gpus) / 3600.0
         method = {"pretrain": "full"}.get(setup.method, setup.method)
-        out.append(ThroughputCase(case["id"], gpu.segment, method, is_held_out(case["id"]), rate,
-                                  observed_mfu(rate, shape.active_params_b, setup, peak)))
+        implied = mfu_for(gpu, setup, tables) * predicted / measured
+        out.append(ThroughputCase(case["id"], gpu_class(gpu), method, is_held_out(case["id"]), rate, implied))
     return out
+
+
+def setup_precision(settings: Mapping[str, Any]) -> str | None:
+    """The compute precision a case states (fp8 for Float8 / Transformer Engine runs)."""
+    value = settings.get("precision")
+    return str(value) if value else None

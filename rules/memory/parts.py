@@ -6,7 +6,7 @@ whatever the workload (training, diffusion, serving).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rules.verdict import MemoryEstimate
 from rules.workload.setup import Setup
@@ -43,6 +43,9 @@ class MemoryParts:
     reserve: float
     cpu_offload: float
     allocated_peak: float  # what torch.cuda.max_memory_allocated would show
+    # bitsandbytes paged optimizer state resident on the GPU: unified memory (cudaMallocManaged) that
+    # PyTorch's allocator counters never see, so it counts only on the device level (nvidia-smi).
+    paged: float = 0.0
 
     @property
     def reserved_peak(self) -> float:
@@ -50,13 +53,18 @@ class MemoryParts:
 
     @property
     def device_peak(self) -> float:
+        return self.reserved_peak + self.context + self.paged
+
+    @property
+    def fixed_peak(self) -> float:
+        """Device memory that must fit: everything but paged state, which pages out when the card is full."""
         return self.reserved_peak + self.context
 
 
 
 def to_estimate(parts: MemoryParts, setup: Setup, *, widen: float = 0.0) -> MemoryEstimate:
     """The public estimate: expected device peak and a band; `widen` adds uncertainty for defaults."""
-    static = parts.weights + parts.optimizer + parts.adapters
+    static = parts.weights + parts.optimizer + parts.adapters + parts.paged
     dynamic = parts.device_peak - static - parts.context - parts.logits
     expected = parts.device_peak
     low = (static * (1 - STATE_BAND[0]) + dynamic * (1 - DYNAMIC_BAND[0] - widen)
@@ -67,14 +75,32 @@ def to_estimate(parts: MemoryParts, setup: Setup, *, widen: float = 0.0) -> Memo
         low = min(low, expected * (1 - widen))
         high = max(high, expected * (1 + 2 * widen))
     breakdown = {
-        "weights": parts.weights, "gradients": parts.gradients, "optimizer": parts.optimizer,
+        "weights": parts.weights, "gradients": parts.gradients, "optimizer": parts.optimizer + parts.paged,
         "adapters": parts.adapters, "activations": parts.activations, "logits": parts.logits,
         "overhead": parts.context + parts.reserve,
     }
     residual = parts.device_peak - sum(breakdown.values())
     breakdown["overhead"] += residual  # keeps the breakdown summing to the peak
+    nvme = setup.offload and setup.offload_target == "nvme"
     return MemoryEstimate(
         per_gpu_gib=round(expected, 3), low_gib=round(max(low, 0.0), 3),
         high_gib=round(high, 3), breakdown={k: round(v, 3) for k, v in breakdown.items()},
-        gpus=setup.gpus, sharding=setup.sharding, cpu_offload_gib=round(parts.cpu_offload, 3),
+        gpus=setup.gpus, sharding=setup.sharding, cpu_offload_gib=0.0 if nvme else round(parts.cpu_offload, 3),
+        nvme_offload_gib=round(parts.cpu_offload, 3) if nvme else 0.0,
     )
+
+
+def on_basis(estimate: MemoryEstimate, parts: MemoryParts, basis: str) -> MemoryEstimate:
+    """The estimate on the level a measurement reports: `allocated` (torch max allocated/active), `reserved`
+    (the caching allocator's reserve), else `device` (nvidia-smi: reserved + CUDA context + resident paged
+    optimizer state, which PyTorch's counters never see). The band moves with the level."""
+    level = {"allocated": parts.allocated_peak, "reserved": parts.reserved_peak}.get(basis)
+    if level is None:
+        return estimate
+    shift = level - estimate.per_gpu_gib
+    breakdown = dict(estimate.breakdown)
+    paged = max(breakdown.get("optimizer", 0.0) - parts.optimizer, 0.0)  # resident paged state in the estimate
+    breakdown["optimizer"] = round(breakdown.get("optimizer", 0.0) - paged, 3)
+    breakdown["overhead"] = round(breakdown.get("overhead", 0.0) + shift + paged, 3)
+    return replace(estimate, per_gpu_gib=round(level, 3), low_gib=round(max(estimate.low_gib + shift, 0.0), 3),
+                   high_gib=round(estimate.high_gib + shift, 3), breakdown=breakdown)

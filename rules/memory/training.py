@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rules.memory.parts import CUDA_CONTEXT_GIB, GIB, RESERVE_FRACTION, MemoryParts
-from rules.workload.frameworks import optimizer_state_bytes, weight_and_grad_bytes
+from rules.workload.frameworks import SELECTIVE_KEEPS, optimizer_state_bytes, weight_and_grad_bytes
 from rules.workload.setup import Setup
 from rules.workload.shapes import Shape
 
@@ -29,8 +29,14 @@ from rules.workload.shapes import Shape
 # Hugging Face models (transformers < 4.45 upcast the whole logits to fp32 in forward): at the
 # start of backward the fp32 log-softmax kept for backward (4), its incoming gradient (4) and the
 # gradient it produces (4) coexist = 12; the shifted fp32 copy made in forward is gone by then.
-LOGIT_BYTES = {"full": 18.0, "fp32_upcast": 12.0, "bf16": 8.0, "chunked": 3.0, "bf16_inplace": 2.0,
-               "fused": 0.5, "cce": 0.0}
+LOGIT_BYTES = {"full": 18.0, "fp32_upcast": 12.0, "compiled": 4.0, "bf16": 8.0, "chunked": 3.0,
+               "bf16_inplace": 2.0, "fused": 0.25, "cce": 0.0}
+# "compiled": a torch.compile'd loss that upcasts inside the compiled graph (torchtitan components/loss.py since
+# 2025: torch.compile(cross_entropy(pred.float()))): inductor keeps only the bf16 logits (2) and writes a bf16
+# gradient (2); the fp32 upcast and log-softmax live inside the fused kernels.
+# "fused" (Liger FusedLinearCrossEntropy): logits are made chunk by chunk, chunk = BT / ceil(V / H) tokens, so
+# one fp32 chunk (4 B x H/V per element of the full logits) and its in-place gradient: 8 H / V; for Llama 3
+# (H 4096, V 128,256) 0.26 B per logit element, at most a quarter of a byte for larger vocabularies.
 # With checkpointing, backward recomputes one block and holds its activations plus their
 # gradients at once: about two blocks' worth of saved tensors.
 BACKWARD_WORKING_LAYERS = 2.0
@@ -47,8 +53,12 @@ NF4_BYTES = 0.5 + 1 / 64 + 4 / (64 * 256)
 # (Llama-2-7B: "Peak memory reserved, model init" 9.13 GB for QLoRA; NF4 weights + bf16 embeddings
 # and head are 3.9 GB, the bf16 linears 12.96 GB: (9.13 - 3.9) / 12.96 = 0.40). The training-peak
 # rows of that table are *not* used for this constant. Single device only (FSDP loads shards).
+# Later logs of the same recipe show no such floor: torchtune issue #1398 (2024-08-23, v0.2.x), Llama 3.1 8B
+# QLoRA default config, "Memory stats after model init: allocation 6.19 GiB, reserved 6.27 GiB" (the NF4
+# weights and bf16 embeddings, nothing more). So the floor holds for runs before v0.2 (2024-07-16) only.
 QUANTISE_ON_INIT_FRAGMENT = 0.40
 QUANTISE_ON_INIT_FRAMEWORKS = ("torchtune",)
+QUANTISE_ON_INIT_UNTIL = "2024-07-16"
 
 
 def adapter_param_count(shape: Shape, rank: int, targets: tuple[str, ...]) -> float:
@@ -67,6 +77,13 @@ def adapter_param_count(shape: Shape, rank: int, targets: tuple[str, ...]) -> fl
     if "lm_head" in targets:
         total += rank * (h + shape.vocab_size)
     return total
+
+
+def trainable_params(shape: Shape, setup: Setup) -> float:
+    """Parameters the optimizer updates: every weight for full training, else the LoRA adapters."""
+    if setup.method in ("full", "pretrain"):
+        return shape.params_b * 1e9
+    return adapter_param_count(shape, setup.lora_rank, setup.lora_targets)
 
 
 def frozen_weight_bytes(shape: Shape, weight_format: str, framework: str = "hf") -> float:
@@ -92,27 +109,47 @@ def layer_activation_elements(shape: Shape, kernels: str) -> float:
     return 6 * h + 2 * kv + mlp_tensors * f
 
 
-def activation_bytes(shape: Shape, setup: Setup) -> float:
-    """Saved activations for one micro-batch under the checkpointing mode."""
+def selective_layer_elements(shape: Shape, setup: Setup) -> float:
+    """Saved elements per token of one block under selective checkpointing (rules.workload.frameworks)."""
+    h, kv = shape.hidden_size, shape.kv_dim
+    f = shape.intermediate_size * max(shape.moe_active_experts, 1)
+    keeps = SELECTIVE_KEEPS.get(setup.framework, "half")
+    if keeps == "op":  # every other matmul output + attention output + block input
+        return (3 * h + 2 * kv + 2 * f) / 2 + 2 * h
+    if keeps == "all":
+        return layer_activation_elements(shape, setup.kernels)
+    return (layer_activation_elements(shape, setup.kernels) + h) / 2  # every other block checkpointed
+
+
+def activation_split(shape: Shape, setup: Setup) -> tuple[float, float]:
+    """(saved, working): what the forward keeps for backward, and what recomputing one block adds in backward."""
     element = 4.0 if setup.recipe == "fp32" else 2.0
-    tokens = setup.seq_len * setup.batch_size * element
+    tokens = setup.seq_len / max(setup.context_parallel, 1) * setup.batch_size * element
     layer = layer_activation_elements(shape, setup.kernels) * tokens
     boundary = shape.hidden_size * tokens  # one layer input kept per checkpoint
     layers = shape.layers
     working = BACKWARD_WORKING_LAYERS * layer
     if setup.checkpointing == "full":
-        saved = layers * boundary + working
+        saved = layers * boundary
     elif setup.checkpointing == "offloaded":
-        saved = 2 * boundary + working
+        saved = 2 * boundary
     elif setup.checkpointing == "selective":
-        saved = (layers / 2) * layer + (layers / 2) * boundary + working
+        saved = layers * selective_layer_elements(shape, setup) * tokens
     else:
-        saved = layers * layer
-    return saved + 2 * boundary  # embedding output and final norm output
+        saved, working = layers * layer, 0.0
+    return saved + 2 * boundary, working  # + embedding output and final norm output
+
+
+def activation_bytes(shape: Shape, setup: Setup) -> float:
+    """Saved activations for one micro-batch under the checkpointing mode, with the backward working set."""
+    saved, working = activation_split(shape, setup)
+    return saved + working
 
 
 def logit_bytes(shape: Shape, setup: Setup) -> float:
-    return LOGIT_BYTES[setup.logits] * setup.batch_size * setup.seq_len * shape.vocab_size
+    """Loss memory: bytes per logit element by loss implementation (context parallel splits the tokens)."""
+    tokens = setup.batch_size * setup.seq_len / max(setup.context_parallel, 1)
+    return LOGIT_BYTES[setup.logits] * tokens * shape.vocab_size
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,8 +190,8 @@ def _adapter_states(shape: Shape, setup: Setup) -> _States:
 
 def init_reserved_bytes(shape: Shape, setup: Setup) -> float:
     """Allocator reserve left by quantising bf16 linears on the GPU at model init (0 elsewhere)."""
-    if (setup.weight_format != "nf4" or setup.gpus > 1
-            or setup.framework not in QUANTISE_ON_INIT_FRAMEWORKS):
+    if (setup.weight_format != "nf4" or setup.gpus > 1 or setup.framework not in QUANTISE_ON_INIT_FRAMEWORKS
+            or not setup.framework_date or setup.framework_date >= QUANTISE_ON_INIT_UNTIL):
         return 0.0
     nf4 = frozen_weight_bytes(shape, "nf4", setup.framework)
     return nf4 + QUANTISE_ON_INIT_FRAGMENT * shape.linear_params * 2.0
@@ -190,34 +227,32 @@ def _shard(states: _States, shape: Shape, setup: Setup) -> _States:
     return _States(w, g, o, a, cpu)
 
 
-def _page_optimizer(states: _States, rest: float, device_gib: float | None, setup: Setup) -> _States:
-    """bitsandbytes paged optimizers live in unified memory and page out when the GPU is full."""
-    if not setup.optimizer.startswith("paged") or device_gib is None:
-        return states
-    if rest + states.optimizer <= device_gib * GIB:
-        return states
-    return _States(states.weights, states.gradients, 0.0, states.adapters,
-                   states.cpu + states.optimizer)
-
-
 def estimate_parts(shape: Shape, setup: Setup, *, device_gib: float | None = None) -> MemoryParts:
-    """Peak memory per GPU by part (training; serving is rules.memory.serving). `device_gib` lets paged
-    optimizer state spill to the host."""
+    """Peak memory per GPU by part (training; serving is rules.memory.serving). Paged optimizer state
+    (bitsandbytes, unified memory) fills what the card has left and pages the rest to the host: `device_gib`
+    (the card) says how much stays resident; without it all of it is counted as resident."""
     full = setup.method in ("full", "pretrain")
     states = _shard(_full_states(shape, setup) if full else _adapter_states(shape, setup), shape, setup)
+    paged = 0.0
+    if setup.optimizer.startswith("paged") and states.optimizer > 0:
+        paged, states = states.optimizer, _States(states.weights, states.gradients, 0.0, states.adapters,
+                                                   states.cpu)
     acts = activation_bytes(shape, setup)
     logits = logit_bytes(shape, setup)
     if setup.weight_format in ("nf4", "int8"):
         acts += 2 * 2 * shape.hidden_size * shape.intermediate_size  # dequantised working copies
     dynamic = acts + logits
     static = states.weights + states.adapters
-    states = _page_optimizer(states, static + dynamic + states.gradients, device_gib, setup)
     grads = states.gradients
     in_flight = grads + dynamic if setup.grads_persist else max(grads, dynamic)
     shown_grads = grads if setup.grads_persist or grads >= dynamic else 0.0
     shown_dynamic = 1.0 if setup.grads_persist or dynamic > grads else 0.0
     allocated = static + states.optimizer + in_flight
     reserve = max(RESERVE_FRACTION * in_flight, init_reserved_bytes(shape, setup) - allocated)
+    resident = paged
+    if device_gib is not None:
+        fixed = allocated + reserve + CUDA_CONTEXT_GIB * GIB
+        resident = min(paged, max(0.0, device_gib * GIB - fixed))
     return MemoryParts(
         weights=states.weights / GIB,
         gradients=shown_grads / GIB,
@@ -227,6 +262,7 @@ def estimate_parts(shape: Shape, setup: Setup, *, device_gib: float | None = Non
         logits=logits * shown_dynamic / GIB,
         context=CUDA_CONTEXT_GIB,
         reserve=reserve / GIB,
-        cpu_offload=states.cpu / GIB,
+        cpu_offload=(states.cpu + paged - resident) / GIB,
         allocated_peak=allocated / GIB,
+        paged=resident / GIB,
     )

@@ -10,24 +10,24 @@ from rules.memory.parts import MemoryParts, to_estimate
 from rules.memory.training import estimate_parts
 from rules.types import GpuSpec, Workload
 from rules.verdict import MemoryEstimate, Rejection
+from rules.plans.switches import OFFLOAD_ORDER, applicable, ladder, permission_for
 from rules.workload.setup import Setup, resolve_setup, with_switch
 from rules.workload.shapes import Shape
 
-# micro_batch: micro-batch 1 with gradient accumulation keeps the effective batch (same maths, same
-# tokens per optimizer step) and halves activations and logits; offered only when the user gave no batch.
-SWITCH_ORDER = ("checkpointing", "micro_batch", "8bit_optimizer", "qlora", "offload")
 NODE_COUNTS = (1, 2, 4, 8)
 MULTINODE_COUNTS = (16, 32, 64)
 
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One memory-feasible configuration (independent of the GPU type)."""
+    """One memory-feasible configuration (independent of the GPU type until `on_device`)."""
 
     count: int
     switches: tuple[str, ...]
     setup: Setup
     estimate: MemoryEstimate
+    parts: MemoryParts | None = None
+    fixed_gib: float = 0.0  # what must fit on the card: the estimate without pageable optimizer state
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,45 +49,23 @@ class Fit:
     need_gib: float = 0.0  # per-GPU need at the first count tried (one card), every allowed switch on
 
 
-def _applicable(switch: str, setup: Setup) -> bool:
-    if not setup.is_training:
-        return False
-    if switch == "checkpointing":
-        return setup.checkpointing == "none"
-    if switch == "micro_batch":
-        return setup.batch_size > 1
-    if switch == "8bit_optimizer":
-        return setup.method in ("full", "pretrain", "diffusion") and "8bit" not in setup.optimizer
-    if switch == "qlora":
-        return setup.method == "lora"
-    return not setup.offload
-
-
-def ladder_setups(setup: Setup, allowed: frozenset[str]) -> list[tuple[tuple[str, ...], Setup]]:
-    """(), then switches added one at a time in SWITCH_ORDER, only those allowed and applicable; each step
-    with its setup (the previous step's with one more switch on, so no step re-applies the ones before)."""
-    steps: list[tuple[tuple[str, ...], Setup]] = [((), setup)]
-    current = setup
-    for switch in SWITCH_ORDER:
-        if switch in allowed and _applicable(switch, current):
-            current = with_switch(current, switch)
-            steps.append((steps[-1][0] + (switch,), current))
-    return steps
-
-
 class CandidateSpace:
     """Memory estimates per (count, switches), computed once per workload and shared by all GPUs."""
 
-    def __init__(self, workload: Workload, shape: Shape, method: str, widen: float) -> None:
+    def __init__(self, workload: Workload, shape: Shape, method: str, widen: float, family: str = "llm") -> None:
         self._workload, self._shape, self._method, self._widen = workload, shape, method, widen
+        self._family = family
+        self._preset = find_diffusion_model(workload.model, workload.params_b) if family == "diffusion" else None
+        self._permission = permission_for(workload)
         self._cache: dict[tuple[int, tuple[str, ...]], Candidate] = {}
         self._ladders: dict[int, list[tuple[str, ...]]] = {}
         self._bases: dict[int, Setup] = {}
         self._setups: dict[tuple[int, tuple[str, ...]], Setup] = {}  # ladder steps, built once each
         self._needs: dict[tuple[int, tuple[str, ...]], float] = {}
+        self._offload_steps: dict[int, list[tuple[str, ...]]] = {}
         # fit_gpu results by what a fit depends on (VRAM, headroom, whether cards may span nodes, counts):
         # GPUs sharing those (every 80 GB data-centre card) share one search.
-        self.fits: dict[tuple[float, float, bool, bool, tuple[int, ...]], FitOutcome] = {}
+        self.fits: dict[tuple[float, float, str, bool, tuple[int, ...], float], FitOutcome] = {}
 
     def base_setup(self, count: int) -> Setup:
         if count not in self._bases:
@@ -95,12 +73,12 @@ class CandidateSpace:
         return self._bases[count]
 
     def _base_setup(self, count: int) -> Setup:
-        setup = resolve_setup(self._workload, method=self._method, gpus=count)
+        setup = resolve_setup(self._workload, method=self._method, gpus=count, family=self._family)
         if count > 1 and self._workload.sharding is None:
             if setup.method == "inference":
                 setup = replace(setup, sharding="tensor_parallel")
-            elif setup.method == "diffusion":
-                setup = replace(setup, sharding="ddp")
+            elif setup.is_diffusion:
+                setup = replace(setup, sharding="fsdp")  # FSDP shards the denoiser (diffusers/accelerate, SimpleTuner)
             else:
                 setup = replace(setup, sharding="zero3" if setup.framework == "deepspeed" else "fsdp")
         return setup
@@ -111,22 +89,37 @@ class CandidateSpace:
         return self._ladders[count]
 
     def _ladder(self, count: int) -> list[tuple[str, ...]]:
-        allowed = self._workload.allowed_switches
-        if self._workload.grad_checkpointing is None:
-            allowed = allowed | {"checkpointing"}  # not constrained by the user: free to turn on
-        if self._workload.batch_size is None:
-            allowed = allowed | {"micro_batch"}
-        steps = ladder_setups(self.base_setup(count), allowed)
+        steps = ladder(self.base_setup(count), self._permission)
         for switches, setup in steps:
             self._setups[(count, switches)] = setup
         return [switches for switches, _ in steps]
+
+    def offload_steps(self, count: int) -> list[tuple[str, ...]]:
+        """After every count failed without them, each a form of offload on top of the full ladder: paged
+        optimizer state that pages out to host RAM, else CPU offload, else NVMe offload."""
+        if count not in self._offload_steps:
+            self._offload_steps[count] = self._offload_ladder(count)
+        return self._offload_steps[count]
+
+    def _offload_ladder(self, count: int) -> list[tuple[str, ...]]:
+        last = self.ladders(count)[-1]
+        setup = self._setups[(count, last)]
+        out: list[tuple[str, ...]] = []
+        for switch in OFFLOAD_ORDER:  # each replaces the one before: alternatives, not a ladder
+            if applicable(switch, setup, self._permission):
+                out.append(last + (switch,))
+                self._setups[(count, out[-1])] = with_switch(setup, switch)
+        return out
 
     def need(self, count: int, switches: tuple[str, ...]) -> float:
         """Per-GPU need (GiB) of one plan, computed on first use (the fit search reads only these)."""
         key = (count, switches)
         found = self._needs.get(key)
         if found is None:
-            found = self._needs[key] = self.candidate(count, switches).estimate.per_gpu_gib
+            candidate = self.candidate(count, switches)
+            # Paged optimizer state must fit too, unless the plan lets it page out (an offload step).
+            paging = "paged_optimizer" in switches or candidate.setup.offload
+            found = self._needs[key] = candidate.fixed_gib if paging else candidate.estimate.per_gpu_gib
         return found
 
     def full_need(self, count: int) -> float:
@@ -137,9 +130,24 @@ class CandidateSpace:
         key = (count, switches)
         if key not in self._cache:
             setup = self._setups.get(key) or self._setup_off_ladder(count, switches)
-            estimate = to_estimate(self.parts(setup), setup, widen=self._widen)
-            self._cache[key] = Candidate(count, switches, setup, estimate)
+            parts = self.parts(setup)
+            estimate = to_estimate(parts, setup, widen=self._widen)
+            fixed = estimate.per_gpu_gib - parts.paged
+            self._cache[key] = Candidate(count, switches, setup, estimate, parts, round(fixed, 3))
         return self._cache[key]
+
+    def on_device(self, candidate: Candidate, usable_gib: float) -> Candidate:
+        """The candidate on a card with `usable_gib`: pageable optimizer state beyond it lives on the host."""
+        if candidate.parts is None or candidate.parts.paged <= 0:
+            return candidate
+        parts = self.parts(candidate.setup, device_gib=usable_gib)
+        return replace(candidate, estimate=to_estimate(parts, candidate.setup, widen=self._widen), parts=parts)
+
+    def host_ram_ok(self, candidate: Candidate, host_gib_per_gpu: float) -> bool:
+        """CPU offload needs the offloaded states in host RAM (per GPU); NVMe offload does not."""
+        if candidate.setup.offload_target == "nvme":
+            return True
+        return candidate.estimate.cpu_offload_gib <= host_gib_per_gpu  # NVMe plans report 0 here
 
     def _setup_off_ladder(self, count: int, switches: tuple[str, ...]) -> Setup:
         """A plan's setup when its switches are not this count's ladder (a caller's own list): applied in order."""
@@ -148,19 +156,16 @@ class CandidateSpace:
             setup = with_switch(setup, switch)
         return setup
 
-    def parts(self, setup: Setup) -> MemoryParts:
-        if setup.method == "diffusion":
-            preset = find_diffusion_model(self._workload.model, self._workload.params_b)
-            return diffusion_parts(preset, setup)
-        return estimate_parts(self._shape, setup)
+    def parts(self, setup: Setup, device_gib: float | None = None) -> MemoryParts:
+        if self._preset is not None:
+            return diffusion_parts(self._preset, setup)
+        return estimate_parts(self._shape, setup, device_gib=device_gib)
 
 
 def counts_for(workload: Workload, method: str) -> tuple[int, ...]:
     if workload.gpus:
         return (workload.gpus,)
-    if method == "diffusion":
-        return (1,)
-    if method == "inference":
+    if method == "inference" or method == "diffusion":
         return NODE_COUNTS
     return NODE_COUNTS + MULTINODE_COUNTS
 
@@ -177,16 +182,18 @@ def usable_counts(gpu: GpuSpec, counts: tuple[int, ...]) -> tuple[int, ...]:
     return counts
 
 
-def fit_gpu(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headroom: float) -> Fit:
+def fit_gpu(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headroom: float, *,
+            host_ram_gib: float = float("inf")) -> Fit:
     """Smallest count (then fewest switches) whose per-GPU estimate fits; else why not (memoised per space).
 
-    A rejection reports the per-GPU need on the most cards this GPU may be offered at, with every
-    allowed switch on: how far off the best it could do is, not the unoptimised one-card figure.
+    Savers first, then more GPUs, then offload (CPU while the host RAM per GPU holds the offloaded state,
+    else NVMe). A rejection reports the per-GPU need on the most cards this GPU may be offered at, with
+    every allowed switch on: how far off the best it could do is, not the unoptimised one-card figure.
     """
-    key = (gpu.vram_gb, headroom, gpu.segment == "consumer", bool(gpu.multinode_fabric), counts)
+    key = (gpu.vram_gb, headroom, gpu.segment, bool(gpu.multinode_fabric), counts, host_ram_gib)
     outcome = space.fits.get(key)
     if outcome is None:
-        outcome = space.fits[key] = _search_fit(gpu, space, counts, headroom)
+        outcome = space.fits[key] = _search_fit(gpu, space, counts, headroom, host_ram_gib)
     if outcome.candidate is not None:
         return Fit(gpu.id, outcome.candidate, None, outcome.single)
     numbers: dict[str, float | int | str] = {
@@ -195,19 +202,33 @@ def fit_gpu(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headro
     return Fit(gpu.id, None, Rejection(gpu.id, outcome.code, numbers), outcome.single)
 
 
-def _search_fit(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headroom: float) -> FitOutcome:
+def _least_need(space: CandidateSpace, count: int) -> float:
+    """The per-GPU need at `count` with every allowed switch on, offload included."""
+    steps = space.offload_steps(count)
+    return min([space.full_need(count)] + [space.need(count, s) for s in steps])
+
+
+def _search_fit(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headroom: float,
+                host_ram_gib: float) -> FitOutcome:
     """fit_gpu's search; reads only the GPU's VRAM, segment and multi-node fabric (the memo key)."""
     limit = usable_gib(gpu, headroom)
-    single = round(space.full_need(counts[0]), 1)
+    single = round(_least_need(space, counts[0]), 1)
     one_node = gpu.segment == "consumer" or not gpu.multinode_fabric
-    blocked: str | None = None
-    for count in counts:
-        if count > GPUS_PER_NODE and one_node:
-            if blocked is None and space.full_need(count) <= limit:
-                blocked = "segment.consumer_multinode" if gpu.segment == "consumer" else "link.no_fabric"
-            continue
+    allowed = tuple(c for c in counts if c <= GPUS_PER_NODE or not one_node)
+    for count in allowed:
         for switches in space.ladders(count):
             if space.need(count, switches) <= limit:
-                return FitOutcome(space.candidate(count, switches), "", 0.0, 0, single)
+                return FitOutcome(space.on_device(space.candidate(count, switches), limit), "", 0.0, 0, single)
+    for kind in OFFLOAD_ORDER:  # paged state, then CPU offload at any count, NVMe only when RAM runs out
+        for count in allowed:
+            for switches in space.offload_steps(count):
+                if switches[-1] != kind:
+                    continue
+                candidate = space.on_device(space.candidate(count, switches), limit)
+                if space.need(count, switches) <= limit and space.host_ram_ok(candidate, host_ram_gib):
+                    return FitOutcome(candidate, "", 0.0, 0, single)
+    blocked: str | None = None
+    if one_node and any(c > GPUS_PER_NODE and _least_need(space, c) <= limit for c in counts):
+        blocked = "segment.consumer_multinode" if gpu.segment == "consumer" else "link.no_fabric"
     most = usable_counts(gpu, counts)[-1]
-    return FitOutcome(None, blocked or "fit.vram", round(space.full_need(most), 1), most, single)
+    return FitOutcome(None, blocked or "fit.vram", round(_least_need(space, most), 1), most, single)

@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from rules.market.cost import break_even
+from rules.market.ownership import power_price
 from rules.market.offers import SHARDED
 from rules.speed.training import peak_tflops
 from rules.tables import RuleTables
 from rules.types import GpuSpec, Provider, Workload
 from rules.verdict import Finding, Option
-from rules.workload.setup import UNTIMED_METHODS, Setup
+from rules.workload.setup import Setup
 
 
 def _fit(option: Option, gpu: GpuSpec) -> Finding:
@@ -47,6 +48,8 @@ def option_findings(option: Option, gpu: GpuSpec, setup: Setup, workload: Worklo
         out.append(Finding("plan.switches", "info", {"switches": ",".join(option.switches)}))
     if "offload" in option.switches or option.memory.cpu_offload_gib > 0:
         out.append(Finding("offload.slow", "warn", {"cpu_offload_gib": option.memory.cpu_offload_gib}))
+    if option.memory.nvme_offload_gib > 0:
+        out.append(Finding("offload.nvme", "warn", {"nvme_offload_gib": option.memory.nvme_offload_gib}))
     if workload.precision == "fp8":
         _, used = peak_tflops(gpu, setup, "fp8")
         out.append(Finding("precision.fp8", "pass" if used else "warn",
@@ -58,21 +61,21 @@ def option_findings(option: Option, gpu: GpuSpec, setup: Setup, workload: Worklo
         out.append(Finding("deadline.miss", "fail", {"hours": option.hours, "deadline_hours": workload.deadline_hours}))
     if gpu.software_stack.lower() == "rocm":
         out.append(Finding("stack.rocm", "warn", {"gpu": gpu.id}))
-    buy = _buy_vs_rent(option, gpu, tables)
+    buy = _buy_vs_rent(option, gpu, workload, tables)
     if buy is not None:
         out.append(buy)
     return tuple(out)
 
 
-def _buy_vs_rent(option: Option, gpu: GpuSpec, tables: RuleTables) -> Finding | None:
+def _buy_vs_rent(option: Option, gpu: GpuSpec, workload: Workload, tables: RuleTables) -> Finding | None:
     """Owning beats renting after break_even_hours of use (purchase / (rent - power per hour))."""
     if option.offer is None:
         return None
-    numbers = break_even(gpu, option.offer, tables)
+    kwh = power_price(workload, tables)
+    numbers = break_even(gpu, option.offer, tables, usd_per_kwh=kwh)
     if numbers is None:
         return None
-    result: dict[str, float | int | str] = {**numbers, "gpus": option.count,
-                                            "power_usd_per_kwh": tables.power_usd_per_kwh}
+    result: dict[str, float | int | str] = {**numbers, "gpus": option.count, "power_usd_per_kwh": kwh}
     if option.hours is not None:
         result["job_share_of_break_even_pct"] = round(100 * option.hours / numbers["break_even_hours"], 2)
     return Finding("cost.buy_vs_rent", "info", result)
@@ -84,11 +87,12 @@ def guidance_findings(workload: Workload, setup: Setup, top: Sequence[Option], g
     best = top[0] if top else None
     if not top:
         out.append(Finding("fit.none", "fail", {"gpus_tried": len(gpus)}))
-    if setup.method in UNTIMED_METHODS:
+    if not setup.timed:
         # No hours: no measured decode rates / image throughputs in the calibration data, and the
         # Workload has no images x steps input; a guess would be presented as a fact.
         reason = "no_measured_decode_rates" if setup.method == "inference" else "no_images_steps_input"
-        out.append(Finding("time.not_estimated", "info", {"method": setup.method, "reason": reason}))
+        method = "diffusion" if setup.is_diffusion else setup.method
+        out.append(Finding("time.not_estimated", "info", {"method": method, "reason": reason}))
     if workload.spot and setup.is_training:
         out.append(Finding("spot.checkpoint", "warn", {
             "interval_min": tables.checkpoint_interval_min, "rework_pct": round(100 * tables.spot_rework_fraction),

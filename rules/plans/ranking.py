@@ -45,9 +45,11 @@ class Scored:
 
 
 def objective_for(workload: Workload) -> str:
+    """The user's objective; a budget or a deadline means the cheapest plan that keeps to it."""
     if workload.objective:
         return workload.objective
-    if workload.budget_usd is not None or workload.budget_usd_per_hour is not None:
+    if (workload.budget_usd is not None or workload.budget_usd_per_hour is not None
+            or workload.deadline_hours is not None):
         return "cheapest"
     return "balanced"
 
@@ -91,6 +93,11 @@ SortKey = tuple[float | str, ...]  # compared element by element: numbers first,
 
 def rank(scored: list[Scored], objective: str, hours_known: bool) -> list[Option]:
     """Options best first; ties broken by GPU id so the same input gives the same order."""
+    return [s.option for s in rank_scored(scored, objective, hours_known)]
+
+
+def rank_scored(scored: list[Scored], objective: str, hours_known: bool) -> list[Scored]:
+    """As `rank`, keeping each option's ranking numbers."""
     if objective == "cheapest":
         def key(s: Scored) -> SortKey:
             cost = s.work_usd if hours_known and s.work_usd is not None else s.plan_usd_per_hour
@@ -111,4 +118,4 @@ def rank(scored: list[Scored], objective: str, hours_known: bool) -> list[Option
                 if math.isfinite(value) and 0 < best < math.inf else math.inf
             hours = s.hours if s.hours is not None else 1.0 / max(s.capacity, 1e-9)
             return (band, hours, s.option.gpu_id)
-    return [s.option for s in sorted(scored, key=key)]
+    return sorted(scored, key=key)

@@ -7,19 +7,20 @@ job (`with_cost`) and the option's findings (`with_findings`) are added for the 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from rules.market.book import OfferBook, cheapest_in
 from rules.market.cost import offer_cost
 from rules.market.offers import SHARDED, cheapest, price_findings
-from rules.plans.fit import CandidateSpace, Fit, fit_gpu
+from rules.memory.training import trainable_params
+from rules.plans.fit import Candidate, CandidateSpace, Fit, fit_gpu
 from rules.plans.guidance import option_findings
 from rules.plans.ranking import REFERENCE_TOKENS, Scored, capacity_of, plan_usd_per_hour
 from rules.speed.training import dataset_tokens, job_hours
 from rules.tables import RuleTables
 from rules.types import GpuSpec, Offer, Provider, Workload
-from rules.verdict import Option, Rejection
-from rules.workload.setup import UNTIMED_METHODS, Setup
+from rules.verdict import Finding, Option, Rejection
+from rules.workload.setup import Setup
 from rules.workload.shapes import Shape
 
 
@@ -30,6 +31,7 @@ class Search:
     scored: list[Scored]
     rejections: list[Rejection]
     fits: dict[str, Fit]
+    scaled: list[Finding] = field(default_factory=list)  # `deadline.scaled`: plans grown to meet a deadline
 
 
 def score_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Workload,
@@ -40,13 +42,12 @@ def score_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Work
     assert candidate is not None
     setup = candidate.setup
     tokens = dataset_tokens(workload, setup)
-    timed = setup.method not in UNTIMED_METHODS
+    timed = setup.timed
     hours = ref_hours = None
     if timed:
-        hours = job_hours(tokens, shape.active_params_b, gpu, candidate.count, setup, tables,
-                          workload.precision) if tokens is not None else None
-        ref_hours = hours if hours is not None else job_hours(
-            REFERENCE_TOKENS, shape.active_params_b, gpu, candidate.count, setup, tables, workload.precision)
+        hours = plan_hours(tokens, candidate, gpu, shape, tables, workload) if tokens is not None else None
+        ref_hours = hours if hours is not None else plan_hours(REFERENCE_TOKENS, candidate, gpu, shape, tables,
+                                                                workload)
     rework = tables.spot_rework_fraction
     prefer_link = candidate.count > 1 and setup.sharding in SHARDED and gpu.has_nvlink_class_link
     if book is not None:  # the same pick from the snapshot's index (rules.market.book)
@@ -65,6 +66,16 @@ def score_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Work
                     round(hours, 3) if hours is not None else None, None, offer, ())
     pcie_many = candidate.count > 2 and not gpu.has_nvlink_class_link
     return Scored(option, work_usd, per_hour, ref_hours, capacity_of(gpu, candidate.count, setup.method), pcie_many)
+
+
+def plan_hours(tokens: float, candidate: Candidate, gpu: GpuSpec, shape: Shape, tables: RuleTables,
+               workload: Workload) -> float:
+    """Hours of one plan: its setup, switches and the state it keeps on the host."""
+    setup = candidate.setup
+    return job_hours(tokens, shape.active_params_b, gpu, candidate.count, setup, tables, workload.precision,
+                     switches=candidate.switches,
+                     host_gib=candidate.estimate.cpu_offload_gib + candidate.estimate.nvme_offload_gib,
+                     trainable_b=trainable_params(shape, setup) / 1e9, shape=shape)
 
 
 def with_cost(option: Option, workload: Workload, tables: RuleTables) -> Option:
@@ -89,12 +100,39 @@ def search(pool: Mapping[str, GpuSpec], space: CandidateSpace, counts: tuple[int
     scored: list[Scored] = []
     rejections: list[Rejection] = []
     fits: dict[str, Fit] = {}
+    scaled: list[Finding] = []
     for gpu_id, gpu in pool.items():
-        fit = fit_gpu(gpu, space, counts, tables.headroom_fraction)
+        fit = fit_gpu(gpu, space, counts, tables.headroom_fraction,
+                      host_ram_gib=tables.training.host_ram_gib_per_gpu.get(gpu.segment, float("inf")))
         fits[gpu_id] = fit
         if fit.rejection is not None:
             rejections.append(fit.rejection)
         else:
-            scored.append(score_option(fit, gpu, offers_by_gpu.get(gpu_id, ()), work, shape, tables, providers,
-                                       book))
-    return Search(scored, rejections, fits)
+            option = score_option(fit, gpu, offers_by_gpu.get(gpu_id, ()), work, shape, tables, providers, book)
+            if work.deadline_hours is not None and (option.hours or 0.0) > work.deadline_hours:
+                first = option
+                option = _scale_for_deadline(option, fit, gpu, space, counts, work, offers_by_gpu.get(gpu_id, ()),
+                                             shape, tables, providers, book)
+                if option is not first:
+                    scaled.append(Finding("deadline.scaled", "info", {
+                        "gpu": gpu_id, "gpus_from": first.option.count, "hours_from": first.option.hours or 0.0,
+                        "gpus": option.option.count, "hours": option.option.hours or 0.0,
+                        "deadline_hours": work.deadline_hours}))
+            scored.append(option)
+    return Search(scored, rejections, fits, scaled)
+
+
+def _scale_for_deadline(first: Scored, fit: Fit, gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...],
+                        work: Workload, offers: Sequence[Offer], shape: Shape, tables: RuleTables,
+                        providers: Mapping[str, Provider], book: OfferBook | None) -> Scored:
+    """More GPUs of the same type until the job meets the deadline (the smallest such count), else the first plan."""
+    assert fit.candidate is not None and work.deadline_hours is not None
+    host_ram = tables.training.host_ram_gib_per_gpu.get(gpu.segment, float("inf"))
+    for count in (c for c in counts if c > fit.candidate.count):
+        larger = fit_gpu(gpu, space, (count,), tables.headroom_fraction, host_ram_gib=host_ram)
+        if larger.candidate is None:
+            continue
+        option = score_option(larger, gpu, offers, work, shape, tables, providers, book)
+        if option.hours is not None and option.hours <= work.deadline_hours:
+            return option
+    return first

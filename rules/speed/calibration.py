@@ -15,6 +15,7 @@ from rules.workload.setup import Setup
 _PER_ITERATION = re.compile(r"^([\d.]+)\s*s/it\b")
 _TGS = re.compile(r"TGS\s+([\d,]+)")  # LLaMA-Factory: tokens per GPU per second
 _TOKENS_PER_S = re.compile(r"^([\d,.]+)\s*tokens/s\b")  # torchtune README: whole job, all GPUs
+_PER_GPU = re.compile(r"^([\d,.]+)\s*tokens/GPU/s\b")  # torchtitan benchmarks: TPS per GPU
 # A published rate implying more than this share of the dense bf16 peak is not a real-token rate
 # on that GPU (the best published LLM training MFUs are ~0.55-0.65 on A100/H100: PaLM 46 %,
 # Megatron-LM 2021 52 %, torchtitan Llama 3 8B ~0.6): such rows are reported, never fitted.
@@ -26,11 +27,11 @@ class ThroughputCase:
     """One published throughput turned into the MFU our FLOPs model implies."""
 
     case_id: str
-    segment: str  # consumer, workstation, datacenter (of the GPU that ran it)
+    segment: str  # utilisation class of the GPU that ran it: consumer, workstation, datacenter, hopper
     method: str  # full, lora, qlora (pretrain counts as full)
     held_out: bool
     tokens_per_gpu_s: float
-    observed_mfu: float  # tokens/s x FLOPs per token / dense bf16 peak
+    observed_mfu: float  # the utilisation the measured rate implies under the time model
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +49,8 @@ def tokens_per_gpu_s(text: str | None, *, seq_len: int, batch_size: int, gpus: i
     if not text:
         return None
     if match := _TGS.search(text):
+        return float(match.group(1).replace(",", ""))
+    if match := _PER_GPU.search(text):
         return float(match.group(1).replace(",", ""))
     if (match := _PER_ITERATION.search(text)) and micro_batches_per_it:
         return micro_batches_per_it * batch_size * seq_len / float(match.group(1))

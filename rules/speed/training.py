@@ -1,15 +1,20 @@
-"""Training time from FLOPs: work per token, the GPU's dense peak, utilisation per class and method, scaling."""
+"""Training time from FLOPs: work per token, the GPU's dense peak, utilisation per class and method, scaling,
+and what the memory savers cost (measured ratios, host traffic of offloaded or paged state)."""
 
 from __future__ import annotations
 
 from rules.tables import RuleTables
 from rules.types import GpuSpec, Workload
-from rules.workload.setup import Setup
+from rules.workload.setup import DEFAULT_TRAIN_BATCH, Setup
+from rules.workload.shapes import Shape
 
-# Frameworks that can train in FP8 (Transformer Engine in Megatron; torchao float8 in torchtune).
-FP8_FRAMEWORKS = ("megatron", "torchtune")
-# Scaling efficiency of data-parallel / sharded training by link class (per plan, not per doubling).
-SCALING = {"single": 1.0, "nvlink": 0.92, "pcie": 0.75, "multinode": 0.85}
+# Frameworks that train in FP8 (Transformer Engine in Megatron; torchao float8 in torchtitan and torchtune;
+# Hugging Face Accelerate's fp8 mixed precision, also behind axolotl): full training and pretraining only.
+FP8_FRAMEWORKS = ("megatron", "torchtitan", "torchtune", "hf", "axolotl")
+# Generation classes for utilisation: data-centre Hopper and Blackwell (and AMD CDNA 3/4) reach a lower share
+# of their much higher peak than Ampere-class cards (torchtitan's 8B on H100: 33-39 % MFU; A100 fine-tunes
+# in the case table: 44-50 %).
+HOPPER_CLASS_ARCHITECTURES = ("hopper", "blackwell", "cdna 3", "cdna 4")
 # Below this many tokens per micro-batch the per-layer GEMMs do not fill the GPU (few 128-row tiles
 # per SM) and fixed per-layer costs (launches, norms, QLoRA dequantisation) dominate: utilisation
 # scales with tokens / SATURATION_TOKENS. Qwen README profiling (A100): the s=256 runs reach about
@@ -17,10 +22,14 @@ SCALING = {"single": 1.0, "nvlink": 0.92, "pcie": 0.75, "multinode": 0.85}
 SATURATION_TOKENS = 1024
 # QLoRA dequantises every base weight twice per step (forward + backward); the MFU table's qlora
 # column carries that penalty.
+# Host link generation by architecture: PCIe 5.0 from Hopper and Blackwell (H100/H200/B200 datasheets,
+# RTX 50 series), AMD CDNA 3 (MI300X: PCIe 5.0); earlier cards PCIe 4.0 (A100, Ada, Ampere).
+PCIE5_ARCHITECTURES = ("hopper", "blackwell", "cdna 3", "cdna 4")
 
 
-def flops_per_token(active_params_b: float, setup: Setup) -> float:
-    """6·N full/pretrain, ≈4·N LoRA (no weight gradients), +2·N when activations are recomputed."""
+def flops_per_token(active_params_b: float, setup: Setup, shape: Shape | None = None) -> float:
+    """6·N full/pretrain, ≈4·N LoRA (no weight gradients), +2·N when activations are recomputed; plus the
+    attention matmuls when the shape is known (attention_flops_per_token)."""
     n = active_params_b * 1e9
     k = 6.0 if setup.method in ("full", "pretrain", "diffusion") else 4.0
     if setup.method == "inference":
@@ -29,14 +38,30 @@ def flops_per_token(active_params_b: float, setup: Setup) -> float:
         k += 2.0
     elif setup.checkpointing == "selective":
         k += 0.5
-    return k * n
+    return k * n + (attention_flops_per_token(shape, setup) if shape is not None else 0.0)
+
+
+def attention_flops_per_token(shape: Shape, setup: Setup) -> float:
+    """QKᵀ and AV per token: forward 2·2·s·d per layer over the causal half (FlashAttention skips the masked
+    blocks), so 2·L·s·d; backward twice the forward; recomputation adds one forward (Korthikanti et al.
+    2022, and PaLM appendix B's 12·L·d·s without the causal half). LoRA still back-propagates through
+    attention, so the same count."""
+    d = shape.heads * shape.attention_head_dim
+    forward = 2.0 * shape.layers * setup.seq_len * d
+    passes = 3.0 + (1.0 if setup.checkpointing in ("full", "offloaded") else 0.0)
+    return passes * forward
+
+
+def uses_fp8(gpu: GpuSpec, setup: Setup, precision: str | None) -> bool:
+    """FP8 compute: asked for, on a GPU with FP8 tensor cores, in a framework that trains in FP8, full training."""
+    return bool(precision == "fp8" and gpu.fp8_support and gpu.fp8_dense_tflops
+                and setup.framework in FP8_FRAMEWORKS and setup.method in ("full", "pretrain"))
 
 
 def peak_tflops(gpu: GpuSpec, setup: Setup, precision: str | None) -> tuple[float, bool]:
-    """Dense tensor peak used for the run, and whether FP8 was used."""
-    if precision == "fp8" and gpu.fp8_support and gpu.fp8_dense_tflops and setup.framework in FP8_FRAMEWORKS:
-        return gpu.fp8_dense_tflops, True
-    return gpu.bf16_dense_tflops or gpu.fp16_dense_tflops, False
+    """Dense BF16 tensor peak the utilisation table applies to, and whether the run computes in FP8 (a
+    measured speed-up on top: rule tables `training.fp8_speedup`)."""
+    return gpu.bf16_dense_tflops or gpu.fp16_dense_tflops, uses_fp8(gpu, setup, precision)
 
 
 def dataset_tokens(workload: Workload, setup: Setup) -> float | None:
@@ -49,7 +74,7 @@ def dataset_tokens(workload: Workload, setup: Setup) -> float | None:
     return None
 
 
-def saturation(tokens_per_micro_batch: int) -> float:
+def saturation(tokens_per_micro_batch: float) -> float:
     """Share of the full-occupancy utilisation reached with this many tokens per micro-batch."""
     return min(1.0, tokens_per_micro_batch / SATURATION_TOKENS)
 
@@ -62,15 +87,119 @@ def link_class(gpu: GpuSpec, count: int) -> str:
     return "nvlink" if gpu.has_nvlink_class_link else "pcie"
 
 
+def gpu_class(gpu: GpuSpec) -> str:
+    """Utilisation class: consumer, workstation, datacenter (Ampere and older), hopper (Hopper, Blackwell, CDNA 3+)."""
+    if gpu.segment == "datacenter" and gpu.architecture.lower().startswith(HOPPER_CLASS_ARCHITECTURES):
+        return "hopper"
+    return gpu.segment
+
+
 def mfu_for(gpu: GpuSpec, setup: Setup, tables: RuleTables) -> float:
     method = {"pretrain": "full"}.get(setup.method, setup.method)
-    return tables.mfu[gpu.segment][method]
+    row = tables.mfu.get(gpu_class(gpu)) or tables.mfu[gpu.segment]
+    return row[method]
+
+
+def host_link_gbs(gpu: GpuSpec, tables: RuleTables) -> float:
+    """Achieved host <-> GPU copy bandwidth (GB/s) for the card's PCIe generation."""
+    pcie5 = any(gpu.architecture.lower().startswith(a) for a in PCIE5_ARCHITECTURES)
+    return tables.training.host_link_gbs["pcie5" if pcie5 else "pcie4"]
+
+
+def host_seconds_per_step(setup: Setup, gpu: GpuSpec, count: int, host_gib: float, trainable_b: float,
+                          tables: RuleTables) -> float:
+    """Seconds per optimizer step spent on state kept in host RAM (or NVMe), per GPU rank.
+
+    Paged optimizer state that does not fit is paged in and out at every step: its bytes cross PCIe once
+    each way, concurrently (the link is full duplex), so its size / the link's one-way bandwidth.
+    ZeRO-Offload runs the optimizer on the CPU: its throughput (params/s per rank, rule tables) covers
+    the gradient and parameter copies. Offloaded weights (ZeRO-3/FSDP) cross PCIe twice per step
+    (forward and backward). NVMe offload also reads and writes the states through the node's drive.
+    """
+    if host_gib <= 0:
+        return 0.0
+    link = host_link_gbs(gpu, tables) * 1e9
+    host_bytes = host_gib * 2**30
+    if not setup.offload:
+        return host_bytes / link  # paged optimizer state: in and out once per step, full duplex
+    seconds = trainable_b * 1e9 / max(count, 1) / tables.training.offload_params_per_s
+    if setup.sharding in ("zero3", "fsdp"):
+        seconds += 2 * host_bytes / link
+    if setup.offload_target == "nvme":
+        sharing = min(max(count, 1), 8)  # the GPUs of a node share its drive
+        seconds += 2 * host_bytes * sharing / (tables.training.nvme_gbs * 1e9)
+    return seconds
+
+
+def tokens_per_step(setup: Setup, count: int, switches: tuple[str, ...]) -> float:
+    """Tokens per optimizer step: the effective batch (micro-batch x accumulation) x sequence x data ranks."""
+    batch = DEFAULT_TRAIN_BATCH if "micro_batch" in switches else setup.batch_size
+    ranks = max(count // max(setup.context_parallel, 1), 1)
+    return batch * setup.seq_len * ranks
+
+
+def switch_factor(switches: tuple[str, ...], tables: RuleTables) -> float:
+    """Product of the measured hours ratios of the switches that have one (rule tables)."""
+    factor = 1.0
+    for switch in switches:
+        factor *= tables.training.switch_time_factor.get(switch, 1.0)
+    return factor
+
+
+def comm_seconds_per_step(gpu: GpuSpec, count: int, setup: Setup, params_b: float, trainable_b: float,
+                          tables: RuleTables) -> float:
+    """Collective traffic of one micro-step per GPU over the slowest link it crosses.
+
+    FSDP / ZeRO-3: the weights are all-gathered for forward and again for backward (compute precision;
+    NF4 for QLoRA) and the trainable gradients reduce-scattered (fp32 under mixed precision, as FSDP2's
+    reduce_dtype in torchtitan, else bf16); DDP / ZeRO-1/2: one all-reduce of the gradients (2x their
+    bytes). A ring moves (n-1)/n of the buffer per GPU. Links: NVLink-class at half the catalog's
+    bidirectional GB/s, PCIe cards through the host link, and beyond 8 GPUs the per-GPU fabric
+    (rule tables `training.fabric_gbs`), each at the tables' achieved share.
+    """
+    if count <= 1 or setup.offload:
+        return 0.0
+    weight_b = 0.516 if setup.weight_format == "nf4" else 2.0
+    grad_b = 4.0 if setup.recipe == "mixed" else 2.0
+    ring = (count - 1) / count
+    if setup.sharding in ("fsdp", "zero3"):
+        volume = (2 * params_b * weight_b + trainable_b * grad_b) * 1e9 * ring
+    else:
+        volume = 2 * trainable_b * grad_b * 1e9 * ring
+    training = tables.training
+    link = gpu.scaleup_bw_gbs / 2 if gpu.has_nvlink_class_link else host_link_gbs(gpu, tables)
+    bandwidth = link * training.link_efficiency
+    if count > 8:
+        bandwidth = min(bandwidth, training.fabric_gbs * training.link_efficiency)
+    return volume / (bandwidth * 1e9)
 
 
 def job_hours(tokens: float, active_params_b: float, gpu: GpuSpec, count: int, setup: Setup,
-              tables: RuleTables, precision: str | None) -> float:
-    """Wall-clock hours: FLOPs / (count · dense peak · MFU · scaling)."""
-    tflops, _ = peak_tflops(gpu, setup, precision)
-    mfu = mfu_for(gpu, setup, tables) * saturation(setup.batch_size * setup.seq_len)
-    rate = count * tflops * 1e12 * mfu * SCALING[link_class(gpu, count)]
-    return tokens * flops_per_token(active_params_b, setup) / rate / 3600.0
+              tables: RuleTables, precision: str | None, *, switches: tuple[str, ...] = (),
+              host_gib: float = 0.0, trainable_b: float = 0.0, shape: Shape | None = None) -> float:
+    """Wall-clock hours: per micro-step, compute (FLOPs / (dense peak · utilisation · FP8 speed-up)) or the
+    collectives, whichever is longer (FSDP overlaps them), x the measured switch ratios, plus host traffic."""
+    tflops, fp8 = peak_tflops(gpu, setup, precision)
+    mfu = mfu_for(gpu, setup, tables) * saturation(setup.batch_size * setup.seq_len / max(setup.context_parallel, 1))
+    training = tables.training
+    rate = tflops * 1e12 * mfu * training.framework_speed.get(setup.framework, 1.0)
+    if setup.compile:
+        rate *= training.compile_speedup
+    micro_tokens = setup.batch_size * setup.seq_len * max(count // max(setup.context_parallel, 1), 1)
+    micro_steps = tokens / micro_tokens
+    # FP8 speeds up the linear layers (Float8Linear / Transformer Engine); attention stays in BF16 and runs
+    # at its own utilisation (FlashAttention), lower again when a ring spreads it over 4+ GPUs.
+    attention = attention_flops_per_token(shape, setup) if shape is not None else 0.0
+    attention_rate = tflops * 1e12 * min(mfu, training.attention_utilisation.get(gpu_class(gpu), mfu))
+    if setup.context_parallel >= 4:
+        attention_rate *= training.ring_attention_efficiency
+    dense = flops_per_token(active_params_b, setup) / (training.fp8_speedup if fp8 else 1.0)
+    compute_s = micro_tokens / count * (dense / rate + attention / attention_rate)
+    params_b = shape.params_b if shape is not None else active_params_b
+    comm_s = comm_seconds_per_step(gpu, count, setup, params_b, trainable_b or params_b, tables)
+    step_s = max(compute_s * switch_factor(switches, tables), comm_s)
+    if count > 8:
+        step_s /= tables.training.multinode_efficiency
+    steps = tokens / tokens_per_step(setup, count, switches)
+    host_s = steps * host_seconds_per_step(setup, gpu, count, host_gib, trainable_b, tables)
+    return (micro_steps * step_s + host_s) / 3600.0

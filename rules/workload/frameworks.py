@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-FRAMEWORKS = ("hf", "torchtune", "unsloth", "axolotl", "llamafactory", "deepspeed", "megatron")
+FRAMEWORKS = ("hf", "torchtune", "unsloth", "axolotl", "llamafactory", "deepspeed", "megatron", "torchtitan")
 OPTIMIZERS = ("adamw", "adamw8bit", "paged_adamw8bit", "paged_adamw", "adafactor", "sgd", "lion")
 ALL_LINEAR = ("q", "k", "v", "o", "gate", "up", "down")
 
@@ -56,7 +56,53 @@ FRAMEWORK_DEFAULTS: dict[str, FrameworkDefaults] = {
                                    4, 4, True, "zero2", "full"),
     "megatron": FrameworkDefaults("mixed", "adamw", "adamw", "selective", "fused", "fused", 8,
                                   ("q", "v"), 2, 2, True, "zero1", "pretrain"),
+    # torchtitan (train_configs/llama3_8b.toml, parallelisms/parallelize_llama.py): FSDP2 with fp32 sharded
+    # parameters and a bf16 compute copy (MixedPrecisionPolicy param bf16, reduce fp32), AdamW, selective
+    # op-level activation checkpointing, loss = cross_entropy(pred.float()) on the full logits.
+    "torchtitan": FrameworkDefaults("mixed", "adamw", "adamw", "selective", "eager", "fp32_upcast", 8, ("q", "v"),
+                                    2, 0, False, "fsdp", "pretrain"),
 }
+# What selective activation checkpointing keeps of a block, as a share of what no checkpointing keeps.
+# torchtitan's op-level policy (_save_list in parallelize_llama.py) saves every other matmul output and the
+# attention output: for a Llama block that is about (3h + 2kv + 2f) / 2 + h (attention out) + h (block input)
+# of the 6h + 2kv + 4f saved without checkpointing, i.e. 35 % for Llama 3 8B. Megatron's selective recompute
+# drops only the attention core (softmax, dropout), which FlashAttention never stores: nothing saved.
+SELECTIVE_KEEPS = {"torchtitan": "op", "megatron": "all"}
+
+# Release dates of framework versions (git tags), to read a version as the date its defaults date from.
+RELEASES = {
+    "torchtune": {"0.1": "2024-04-15", "0.2": "2024-07-16", "0.3": "2024-09-17", "0.4": "2024-11-13",
+                  "0.5": "2024-12-20", "0.6": "2025-03-18"},
+}
+# torchtune's recipes computed the loss on full fp32 logits until CEWithChunkedOutputLoss became the configs'
+# default (PR #1390, 2024-08-28, released in v0.3); LinearCrossEntropyLoss (PR #2531, 2025-04-30) keeps the
+# same order of logit memory. Unsloth's cut cross-entropy replaced its Triton CE kernel in November 2024.
+LOGITS_HISTORY: dict[str, tuple[tuple[str, str], ...]] = {
+    "torchtune": (("", "full"), ("2024-08-28", "chunked")),
+    "unsloth": (("", "bf16_inplace"), ("2024-11-01", "cce")),
+}
+
+
+def release_date(framework: str, version: str | None) -> str:
+    """ISO date for a version string ("0.2.1") or a date ("2024-05", "2024-05-10"); "" when unknown."""
+    if not version:
+        return ""
+    text = version.strip().lower().lstrip("v")
+    if len(text) >= 4 and text[:4].isdigit() and (len(text) == 4 or text[4] == "-"):
+        return text[:10]
+    parts = text.split(".")
+    return RELEASES.get(framework, {}).get(".".join(parts[:2]), "")
+
+
+def logits_on(framework: str, date: str) -> str:
+    """The framework's loss implementation on `date` ("" = today)."""
+    history = LOGITS_HISTORY.get(framework)
+    if history is None:
+        return FRAMEWORK_DEFAULTS[framework].logits
+    value = history[-1][1]
+    if date:
+        value = [v for since, v in history if since <= date][-1]
+    return value
 
 
 def optimizer_state_bytes(optimizer: str, recipe: str) -> float:
@@ -84,4 +130,6 @@ def weight_and_grad_bytes(recipe: str) -> tuple[float, float, float]:
         return 2.0, 2.0, 0.0
     if recipe == "bf16_in_backward":
         return 2.0, 0.0, 0.0
+    if recipe == "fp32_in_backward":  # kohya --fused_backward_pass without mixed precision (fp32 weights)
+        return 4.0, 0.0, 0.0
     return 4.0, 4.0, 0.0

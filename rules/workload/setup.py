@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from rules.types import Workload
-from rules.workload.frameworks import ALL_LINEAR, FRAMEWORK_DEFAULTS, OPTIMIZERS
+from rules.workload.frameworks import ALL_LINEAR, FRAMEWORK_DEFAULTS, OPTIMIZERS, logits_on, release_date
 
 DEFAULT_FRAMEWORK = "hf"
 DEFAULT_METHOD = "lora"
@@ -14,6 +14,9 @@ DEFAULT_INFERENCE_SEQ_LEN = 4096
 DEFAULT_TRAIN_BATCH = 2
 DEFAULT_INFERENCE_BATCH = 1
 DEFAULT_RESOLUTION = 1024
+DIFFUSION_LORA_RANK = 16  # SimpleTuner and ai-toolkit example configs (rank / linear 16)
+# Loss implementations a user may name (rules.memory.training LOGIT_BYTES has their memory).
+LOSSES = ("full", "fp32_upcast", "compiled", "bf16", "chunked", "bf16_inplace", "fused", "cce")
 # Methods with no time model yet (no measured decode or image-step rates): no hours, no cost per job.
 UNTIMED_METHODS = frozenset({"inference", "diffusion"})
 
@@ -32,6 +35,7 @@ _RECIPE_ALIASES = {
     "mixed_adamw": "mixed", "mixed": "mixed", "amp": "mixed", "bf16_adamw": "bf16", "bf16": "bf16",
     "pure_bf16": "bf16", "optimizer_in_backward": "bf16_in_backward",
     "optimizer_in_bwd": "bf16_in_backward", "bf16_in_backward": "bf16_in_backward", "fp32": "fp32",
+    "fp32_in_backward": "fp32_in_backward", "fused_backward": "fp32_in_backward",
 }
 
 
@@ -58,10 +62,28 @@ class Setup:
     extra_grad_bytes: int
     grads_persist: bool
     resolution: int
+    context_parallel: int = 1  # GPUs one sequence is split over (ring attention; 1 = off)
+    offload_target: str = "cpu"  # where offloaded states live when `offload`: cpu (ZeRO-Offload) or nvme (ZeRO-Infinity)
+    framework_date: str = ""  # ISO date the framework's defaults are taken from ("" = current)
+    family: str = "llm"  # llm, or diffusion (image and video diffusion models: rules.memory.diffusion)
+    text_encoder_training: bool = False  # diffusion: the text encoder(s) train too
+    cache_latents: bool = False  # diffusion: latents and text embeddings cached, encoders and VAE off the GPU
+    frames: int = 1  # video diffusion: frames per clip
+    lora_params: float = 0.0  # adapter parameters when a source states the count (0 = from the shape)
+    compile: bool = False  # torch.compile (recipes' `compile`, torchtitan `training.compile`)
 
     @property
     def is_training(self) -> bool:
         return self.method != "inference"
+
+    @property
+    def is_diffusion(self) -> bool:
+        return self.family == "diffusion"
+
+    @property
+    def timed(self) -> bool:
+        """Whether the time model covers this run (no image/step rates for diffusion, no decode rates)."""
+        return self.method not in UNTIMED_METHODS and not self.is_diffusion
 
     @property
     def uses_adapters(self) -> bool:
@@ -90,6 +112,8 @@ def _weight_format(method: str, precision: str | None) -> str:
 
 
 def _recipe(workload: Workload, method: str, framework: str, gpus: int) -> str:
+    if workload.recipe is not None and workload.recipe.lower() == "fp32_in_backward":
+        return "fp32_in_backward"
     if workload.precision == "fp32":
         return "fp32"
     if workload.recipe is not None and workload.recipe.lower() in _RECIPE_ALIASES:
@@ -125,14 +149,21 @@ def _checkpointing(method: str, framework: str) -> str:
     return "full" if method == "qlora" and default == "none" else default
 
 
-def resolve_setup(workload: Workload, *, method: str, gpus: int) -> Setup:
-    """Fill every missing input from the framework's defaults and the house defaults above."""
+def resolve_setup(workload: Workload, *, method: str, gpus: int, family: str = "llm") -> Setup:
+    """Fill every missing input from the framework's defaults and the house defaults above.
+
+    Diffusion (family "diffusion"): micro-batch 1, LoRA rank 16, no checkpointing and no caching unless
+    asked (the diffusers scripts' and kohya's defaults); the planner turns them on (rules.plans.switches).
+    """
     framework = (workload.framework or DEFAULT_FRAMEWORK).lower()
     framework = framework if framework in FRAMEWORK_DEFAULTS else DEFAULT_FRAMEWORK
     defaults = FRAMEWORK_DEFAULTS[framework]
     inference = method == "inference"
     recipe = _recipe(workload, method, framework, gpus)
     sharding = workload.sharding or ("none" if gpus == 1 else defaults.multi_gpu_sharding)
+    date = release_date(framework, workload.framework_version)
+    loss = (workload.loss or "").lower()
+    diffusion = family == "diffusion"
     return Setup(
         method=method,
         framework=framework,
@@ -140,32 +171,56 @@ def resolve_setup(workload: Workload, *, method: str, gpus: int) -> Setup:
         optimizer=_optimizer(workload, method, framework, recipe),
         weight_format=_weight_format(method, workload.precision),
         seq_len=workload.seq_len or (DEFAULT_INFERENCE_SEQ_LEN if inference else DEFAULT_TRAIN_SEQ_LEN),
-        batch_size=workload.batch_size or (DEFAULT_INFERENCE_BATCH if inference else DEFAULT_TRAIN_BATCH),
-        checkpointing=workload.grad_checkpointing or _checkpointing(method, framework),
-        lora_rank=workload.lora_rank or defaults.lora_rank,
+        batch_size=workload.batch_size or (DEFAULT_INFERENCE_BATCH if inference or diffusion else DEFAULT_TRAIN_BATCH),
+        checkpointing=workload.grad_checkpointing or ("none" if diffusion else _checkpointing(method, framework)),
+        lora_rank=workload.lora_rank or (DIFFUSION_LORA_RANK if diffusion else defaults.lora_rank),
         lora_targets=parse_lora_targets(workload.lora_targets) or defaults.lora_targets,
         gpus=gpus,
         sharding="none" if gpus == 1 and sharding in ("ddp", "none") else sharding,
         offload=bool(workload.offload),
         kernels=defaults.kernels,
-        logits=defaults.logits,
+        logits=loss if loss in LOSSES else logits_on(framework, date),
         adapter_bytes=defaults.adapter_bytes,
         extra_grad_bytes=defaults.extra_grad_bytes,
         grads_persist=defaults.grads_persist,
         resolution=workload.resolution or DEFAULT_RESOLUTION,
+        framework_date=date,
+        family="diffusion" if diffusion else "llm",
+        text_encoder_training=bool(workload.text_encoder_training),
+        cache_latents=bool(workload.cache_latents),
+        frames=workload.frames or 1,
+        compile=bool(workload.compile),
     )
 
 
 def with_switch(setup: Setup, switch: str) -> Setup:
-    """The setup with one memory-saving switch on (checkpointing, micro_batch, 8bit_optimizer, qlora, offload)."""
+    """The setup with one memory-saving switch on (rules.plans.switches lists them, in ladder order)."""
     if switch == "checkpointing":
         return replace(setup, checkpointing="full")
+    if switch == "chunked_loss":
+        # torchtune: CEWithChunkedOutputLoss (recipes' `loss`); elsewhere a fused linear + CE that never
+        # holds the whole logits (Liger's FusedLinearCrossEntropy: HF `use_liger_kernel`, axolotl, LLaMA-Factory).
+        return replace(setup, logits="chunked" if setup.framework == "torchtune" else "fused")
     if switch == "micro_batch":
         return replace(setup, batch_size=1)  # gradient accumulation keeps the effective batch
     if switch == "8bit_optimizer":
         return replace(setup, optimizer="adamw8bit")
+    if switch == "paged_optimizer":
+        return replace(setup, optimizer="paged_adamw8bit")
+    if switch == "optimizer_in_backward":
+        return replace(setup, recipe="bf16_in_backward")
+    if switch == "activation_offload":
+        return replace(setup, checkpointing="offloaded")
     if switch == "qlora":
         return replace(setup, method="qlora", weight_format="nf4")
+    if switch == "cache_latents":
+        return replace(setup, cache_latents=True)
+    if switch == "fp8_base":
+        return replace(setup, weight_format="fp8")
+    if switch == "context_parallel":
+        return replace(setup, context_parallel=max(setup.gpus, 1))
     if switch == "offload":
-        return replace(setup, offload=True)
+        return replace(setup, offload=True, offload_target="cpu")
+    if switch == "nvme_offload":
+        return replace(setup, offload=True, offload_target="nvme")
     raise ValueError(f"unknown switch {switch!r}")

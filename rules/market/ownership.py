@@ -1,0 +1,116 @@
+"""Buy vs rent for one job: owning N cards (purchase less resale, plus power) against the cheapest rental.
+
+Finding `buy.vs_rent` (one per purchase price the catalog has for the GPU: new, and used where listed),
+numbers:
+- gpu, gpus: the cards bought (the plan this job needs on them); price_basis: new | used; unit_price_usd,
+  purchase_usd (all cards), price_date and price_source where the catalog has them ("" otherwise);
+- resale_years, resale_usd: what the cards fetch after the ownership period (resale share: rule tables
+  `ownership.resale_share`), net_capex_usd = purchase - resale;
+- power_usd_per_kwh (the user's, else the stated default), power_usd_per_hour (cards x TDP x host/cooling
+  factor x price);
+- own_hours_per_job: the job on the owned cards; rent_gpu, rent_gpus, rent_usd_per_job: the cheapest rental
+  plan for the same job (its offer, billing included); job_basis: dataset (the user's or the stated default)
+  or reference (1e8 tokens when no dataset: the comparison does not depend on the amount);
+- break_even_jobs, break_even_hours (hours of use of the owned cards at which owning has paid for itself),
+  utilisation_pct (those hours over the ownership period's wall-clock hours: owning wins above it);
+- owning_wins: "yes" when the break-even falls within the ownership period at full use, "never" when the
+  power alone costs more than renting the same job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from rules.plans.ranking import Scored
+from rules.tables import RuleTables
+from rules.types import GpuSpec, Workload
+from rules.verdict import Finding, Number
+
+HOURS_PER_YEAR = 8760
+# Facility overhead on the board power: host CPU, fans, PSU losses and cooling (a PUE-like factor; Uptime
+# Institute's 2023 survey puts the average data-centre PUE at 1.58, a home or office box at ~1.2-1.3).
+POWER_OVERHEAD = 1.3
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    basis: str  # new | used
+    usd: float
+    date: str
+    source: str
+
+
+def purchase_prices(gpu: GpuSpec) -> list[Price]:
+    """The purchase prices the catalog has: new (purchase_usd) and used street prices where listed.
+
+    Read by name so a catalog that has not grown the date/source/used fields yet still works."""
+    out: list[Price] = []
+    if gpu.purchase_usd is not None:
+        out.append(Price("new", float(gpu.purchase_usd), str(getattr(gpu, "purchase_date", "") or ""),
+                         str(getattr(gpu, "purchase_source", "") or gpu.source)))
+    for prefix in ("used", "used_purchase", "purchase_used"):
+        used = getattr(gpu, f"{prefix}_usd", None)
+        if used is not None:
+            out.append(Price("used", float(used), str(getattr(gpu, f"{prefix}_date", "") or ""),
+                             str(getattr(gpu, f"{prefix}_source", "") or "")))
+            break
+    return out
+
+
+def power_price(workload: Workload, tables: RuleTables) -> float:
+    value = workload.electricity_usd_per_kwh
+    return float(value) if isinstance(value, Decimal | float | int) and value > 0 else tables.power_usd_per_kwh
+
+
+def buy_vs_rent(gpu: GpuSpec, own: Scored, rentals: Sequence[Scored], workload: Workload, tables: RuleTables,
+                dataset_known: bool) -> list[Finding]:
+    """Owning the cards of `own` (this GPU's plan for the job) against the cheapest rental plan of the job."""
+    priced = [s for s in rentals if s.work_usd is not None and s.hours is not None]
+    if own.hours is None or not priced:
+        return []
+    rent = min(priced, key=lambda s: (s.work_usd or 0.0, s.option.gpu_id))
+    rent_usd = float(rent.work_usd or 0.0)
+    kwh = power_price(workload, tables)
+    count = own.option.count
+    power_per_hour = count * gpu.tdp_w / 1000 * POWER_OVERHEAD * kwh
+    margin = rent_usd - power_per_hour * own.hours
+    years = tables.ownership_years
+    resale_share = tables.resale_share
+    out = []
+    for price in purchase_prices(gpu):
+        purchase = price.usd * count
+        resale = purchase * resale_share
+        numbers: dict[str, Number] = {
+            "gpu": gpu.id, "gpus": count, "price_basis": price.basis, "unit_price_usd": price.usd,
+            "purchase_usd": round(purchase, 2), "price_date": price.date, "price_source": price.source,
+            "resale_years": years, "resale_usd": round(resale, 2), "net_capex_usd": round(purchase - resale, 2),
+            "power_usd_per_kwh": kwh, "power_usd_per_hour": round(power_per_hour, 4),
+            "own_hours_per_job": round(own.hours, 3), "rent_gpu": rent.option.gpu_id, "rent_gpus": rent.option.count,
+            "rent_usd_per_job": round(rent_usd, 2), "job_basis": "dataset" if dataset_known else "reference",
+        }
+        if margin <= 0:
+            numbers.update({"owning_wins": "never"})
+        else:
+            jobs = (purchase - resale) / margin
+            hours = jobs * own.hours
+            utilisation = 100 * hours / (years * HOURS_PER_YEAR)
+            numbers.update({"break_even_jobs": round(jobs, 1), "break_even_hours": round(hours, 1),
+                            "utilisation_pct": round(utilisation, 1),
+                            "owning_wins": "yes" if utilisation <= 100 else "not_within_period"})
+        out.append(Finding("buy.vs_rent", "info", numbers))
+    return out
+
+
+def ownership_findings(pinned: str | None, top_gpu_ids: Sequence[str], scored: Sequence[Scored],
+                       gpus: Mapping[str, GpuSpec], workload: Workload, tables: RuleTables,
+                       dataset_known: bool) -> list[Finding]:
+    """Buy vs rent for the GPU the user named, else for the shown GPUs that have a purchase price."""
+    candidates = [pinned] if pinned else list(dict.fromkeys(top_gpu_ids))
+    by_gpu = {s.option.gpu_id: s for s in scored}
+    out: list[Finding] = []
+    for gpu_id in candidates:
+        if gpu_id in by_gpu and gpu_id in gpus and purchase_prices(gpus[gpu_id]):
+            out += buy_vs_rent(gpus[gpu_id], by_gpu[gpu_id], scored, workload, tables, dataset_known)
+    return out

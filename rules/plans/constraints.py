@@ -1,0 +1,109 @@
+"""Hard constraints before ranking: a deadline and a budget remove the plans that break them, by name.
+
+The objective (cheapest, fastest, simplest, balanced) then ranks what is left; with a deadline and no
+objective the cheapest plan that meets it wins (issue 17 item 5). When nothing meets a constraint, nothing
+is removed for it and a finding says so (`deadline.none_meets`, `budget.none_within`).
+
+Findings and rejections (stable codes; numbers named with their units):
+- rejection `deadline.miss` {hours, deadline_hours, gpus}: a plan that would finish after the deadline;
+- rejection `budget.over` {cost_usd, budget_usd, gpus} / `budget.over_per_hour` {usd_per_hour,
+  budget_usd_per_hour, gpus}: a plan that costs more than the budget per job / per hour;
+- finding `rank.decided_by` {constraint: deadline | budget | budget_per_hour | objective, objective,
+  removed, gpu, gpus, hours, cost_usd, ...}: what chose the first plan; when a constraint decided, the
+  plan the objective alone would have picked is named (`unconstrained_gpu`, `unconstrained_gpus`,
+  `unconstrained_hours`, `unconstrained_cost_usd`);
+- finding `deadline.none_meets` {deadline_hours, best_hours, gpu, gpus}: even the fastest plan misses it;
+- finding `deadline.scaled` {gpu, gpus_from, hours_from, gpus, hours, deadline_hours} (rules.plans.search):
+  a shown plan grew to more GPUs of its type to meet the deadline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from rules.plans.ranking import Scored
+from rules.types import Workload
+from rules.verdict import Finding, Number, Option, Rejection
+
+
+@dataclass(frozen=True, slots=True)
+class Constrained:
+    """The plans that meet every constraint, the ones removed (as rejections) and the workload findings."""
+
+    kept: list[Scored]
+    removed: tuple[Rejection, ...]
+    findings: tuple[Finding, ...]
+    constraint: str  # the last constraint that removed a plan: deadline, budget, budget_per_hour, "" (none)
+
+
+def _filter(scored: list[Scored], keep: Callable[[Scored], bool], reject: Callable[[Scored], Rejection]
+            ) -> tuple[list[Scored], list[Rejection]]:
+    kept = [s for s in scored if keep(s)]
+    if not kept:  # nothing meets it: remove nothing (the findings say so)
+        return scored, []
+    return kept, [reject(s) for s in scored if not keep(s)]
+
+
+def apply_constraints(scored: list[Scored], workload: Workload) -> Constrained:
+    """Remove plans that miss the deadline or break the budget (per job, per hour); name each one removed."""
+    kept, removed, findings, constraint = list(scored), [], [], ""
+    deadline = workload.deadline_hours
+    if deadline is not None:
+        timed = [s for s in kept if s.option.hours is not None]
+        if timed:
+            kept, out = _filter(kept, lambda s: s.option.hours is None or s.option.hours <= deadline,
+                                lambda s: Rejection(s.option.gpu_id, "deadline.miss", {
+                                    "hours": s.option.hours or 0.0, "deadline_hours": deadline,
+                                    "gpus": s.option.count}))
+            removed += out
+            constraint = "deadline" if out else constraint
+            if not out and all((s.option.hours or 0.0) > deadline for s in timed):
+                best = min(timed, key=lambda s: s.option.hours or 0.0)
+                findings.append(Finding("deadline.none_meets", "fail", {
+                    "deadline_hours": deadline, "best_hours": best.option.hours or 0.0, "gpu": best.option.gpu_id,
+                    "gpus": best.option.count}))
+    budget = float(workload.budget_usd) if workload.budget_usd is not None else None
+    if budget is not None:
+        kept, out = _filter(kept, lambda s: s.work_usd is None or s.work_usd <= budget,
+                            lambda s: Rejection(s.option.gpu_id, "budget.over", {
+                                "cost_usd": round(s.work_usd or 0.0, 2), "budget_usd": budget,
+                                "gpus": s.option.count}))
+        removed += out
+        constraint = "budget" if out else constraint
+    per_hour = float(workload.budget_usd_per_hour) if workload.budget_usd_per_hour is not None else None
+    if per_hour is not None:
+        kept, out = _filter(kept, lambda s: s.plan_usd_per_hour is None or s.plan_usd_per_hour <= per_hour,
+                            lambda s: Rejection(s.option.gpu_id, "budget.over_per_hour", {
+                                "usd_per_hour": round(s.plan_usd_per_hour or 0.0, 2),
+                                "budget_usd_per_hour": per_hour, "gpus": s.option.count}))
+        removed += out
+        constraint = "budget_per_hour" if out else constraint
+    return Constrained(kept, tuple(removed), tuple(findings), constraint)
+
+
+def decided_by(constrained: Constrained, ranked: Sequence[Option], unconstrained: Sequence[Scored],
+               objective: str, workload: Workload) -> Finding | None:
+    """Which constraint chose the first plan, with its numbers and the plan it displaced."""
+    if not ranked:
+        return None
+    top = ranked[0]
+    numbers: dict[str, Number] = {
+        "constraint": "objective", "objective": objective, "removed": len(constrained.removed),
+        "gpu": top.gpu_id, "gpus": top.count, "hours": top.hours if top.hours is not None else "",
+        "cost_usd": float(top.cost_usd) if top.cost_usd is not None else "",
+    }
+    first = unconstrained[0] if unconstrained else None
+    if (constrained.constraint and first is not None
+            and (first.option.gpu_id, first.option.count) != (top.gpu_id, top.count)):
+        numbers["constraint"] = constrained.constraint
+        numbers.update({"unconstrained_gpu": first.option.gpu_id, "unconstrained_gpus": first.option.count,
+                        "unconstrained_hours": first.option.hours if first.option.hours is not None else "",
+                        "unconstrained_cost_usd": round(first.work_usd, 2) if first.work_usd is not None else ""})
+        if workload.deadline_hours is not None:
+            numbers["deadline_hours"] = workload.deadline_hours
+        if workload.budget_usd is not None:
+            numbers["budget_usd"] = float(workload.budget_usd)
+        if workload.budget_usd_per_hour is not None:
+            numbers["budget_usd_per_hour"] = float(workload.budget_usd_per_hour)
+    return Finding("rank.decided_by", "info", numbers)

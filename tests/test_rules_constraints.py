@@ -1,0 +1,112 @@
+"""Constraints rank (issue 17 item 5): a deadline or a budget removes and names the plans that break it.
+
+Prices are set by hand (as in test_rules_ranking.py). The deadlines and budgets are placed between two
+plans' hours or costs, so the expected pick follows from the ordering, not from a copied number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+from decimal import Decimal
+
+from test_rules_support import catalog_gpus, model, providers, tables
+
+from rules.engine import evaluate
+from rules.types import Offer, Workload
+
+GPUS = catalog_gpus()
+STAMP = datetime(2026, 1, 1, tzinfo=UTC)
+POOL = ("h100-sxm-80gb", "rtx-4090", "a100-sxm-80gb")
+PRICES = {"h100-sxm-80gb": "2.50", "rtx-4090": "0.30", "a100-sxm-80gb": "1.40"}
+JOB = Workload(model=model("meta-llama/Llama-3.1-8B"), method="qlora", seq_len=2048, tokens=3e8)
+
+
+def offer(gpu_id: str, usd: str, count: int = 1) -> Offer:
+    price = Decimal(usd)
+    return Offer(gpu_id, "secs", f"{gpu_id}-{count}", count, "us", "on-demand", price * count, price, 1,
+                 "NVLink", STAMP, "test")
+
+
+def run(workload: Workload):
+    gpus = {g: GPUS[g] for g in POOL}
+    offers = {g: tuple(offer(g, PRICES[g], n) for n in (1, 2, 4, 8)) for g in POOL}
+    return evaluate(workload, gpus=gpus, offers_by_gpu=offers, providers=providers(), tables=tables())
+
+
+def finding(verdict, code):
+    return next(f for f in verdict.findings if f.code == code)
+
+
+def hours_of(verdict, gpu_id):
+    return next(o.hours for o in verdict.options if o.gpu_id == gpu_id)
+
+
+def test_a_deadline_changes_the_pick_and_names_what_it_removed():
+    """Cheapest per job is one $0.30 RTX 4090 (165 TFLOPS at a third of an H100's price per FLOP). A deadline
+    shorter than what even eight 4090s take (PCIe-only cards, one node at most) removes the 4090, by name, and
+    the cheapest plan that meets the deadline wins."""
+    cheapest = run(replace(JOB, objective="cheapest"))
+    assert cheapest.options[0].gpu_id == "rtx-4090" and cheapest.options[0].count == 1
+    eight = run(replace(JOB, objective="cheapest", gpus=8, gpu="rtx-4090"))
+    slowest_ok = hours_of(eight, "rtx-4090")
+    deadline = slowest_ok * 0.8
+    verdict = run(replace(JOB, deadline_hours=deadline))
+    top = verdict.options[0]
+    assert top.gpu_id != "rtx-4090" and top.hours <= deadline
+    assert all(o.hours <= deadline for o in verdict.options)
+    miss = next(r for r in verdict.rejected if r.gpu_id == "rtx-4090")
+    assert miss.code == "deadline.miss" and miss.numbers["hours"] > deadline == miss.numbers["deadline_hours"]
+    decided = finding(verdict, "rank.decided_by")
+    assert decided.numbers["constraint"] == "deadline" and decided.numbers["unconstrained_gpu"] == "rtx-4090"
+    assert decided.numbers["gpu"] == top.gpu_id and decided.numbers["deadline_hours"] == deadline
+
+
+def test_a_looser_deadline_grows_the_cheapest_plan():
+    """A deadline half of one 4090's hours: two or more 4090s meet it and stay the cheapest per job; the card
+    says the plan grew (`deadline.scaled`)."""
+    single = hours_of(run(replace(JOB, objective="cheapest")), "rtx-4090")
+    verdict = run(replace(JOB, deadline_hours=single / 2))
+    top = verdict.options[0]
+    assert top.gpu_id == "rtx-4090" and top.count >= 2 and top.hours <= single / 2
+    grew = finding(verdict, "deadline.scaled")
+    assert grew.numbers["gpus_from"] == 1 and grew.numbers["gpus"] == top.count
+
+
+def test_a_tight_deadline_adds_gpus_of_the_same_type():
+    """A deadline a third of one H100's hours: sharded over an NVLink node, hours fall about as 1/GPUs, so
+    the H100 plan grows to 4 or more cards rather than being dropped."""
+    one = run(replace(JOB, objective="fastest"))
+    single = hours_of(one, "h100-sxm-80gb")
+    verdict = run(replace(JOB, deadline_hours=single / 3))
+    h100 = next(o for o in verdict.options if o.gpu_id == "h100-sxm-80gb")
+    assert h100.count >= 4 and h100.hours <= single / 3
+
+
+def test_a_deadline_nobody_meets_keeps_the_plans_and_says_so():
+    verdict = run(replace(JOB, deadline_hours=1e-4))
+    assert verdict.options
+    none = finding(verdict, "deadline.none_meets")
+    assert none.outcome == "fail" and none.numbers["best_hours"] > 1e-4
+
+
+def test_a_budget_removes_what_costs_more():
+    """Costs per job follow $/GPU-h / throughput; a budget between the cheapest and the dearest plan removes
+    the dearer ones and names them."""
+    unconstrained = run(replace(JOB, objective="cheapest"))
+    costs = sorted(float(o.cost_usd) for o in unconstrained.options)
+    budget = Decimal(str(round((costs[0] + costs[1]) / 2, 2)))
+    verdict = run(replace(JOB, budget_usd=budget))
+    assert all(o.cost_usd is not None and o.cost_usd <= budget for o in verdict.options)
+    over = [r for r in verdict.rejected if r.code == "budget.over"]
+    assert over and all(r.numbers["cost_usd"] > float(budget) for r in over)
+
+
+def test_objectives_are_honoured_within_the_constraint():
+    fastest = run(replace(JOB, objective="fastest"))
+    hours = [o.hours for o in fastest.options]
+    assert hours == sorted(hours)
+    simplest = run(replace(JOB, objective="simplest"))
+    assert [o.count for o in simplest.options] == sorted(o.count for o in simplest.options)
+    decided = finding(fastest, "rank.decided_by")
+    assert decided.numbers["constraint"] == "objective" and decided.numbers["objective"] == "fastest"
