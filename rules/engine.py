@@ -27,6 +27,9 @@ from rules.workload.families import with_family_vocab
 from rules.workload.shapes import Shape, shape_from_model, typical_shape, with_params
 
 DEFAULT_PARAMS_B = 8.0
+# Software stacks the memory and time models are not built for (they describe CUDA, ROCm and Gaudi
+# frameworks, and MLX/Metal and llama.cpp for serving on Apple silicon).
+UNMODELLED_STACKS = frozenset({"XLA", "Neuron"})
 TOP_OPTIONS = 3
 # Default dataset when the objective is cost and no size was given: typical instruction-tuning sets
 # hold 1k-100k examples (LIMA 1,000, arXiv:2305.11206; Dolly 15,011; Alpaca 52,002), 10k is their
@@ -250,7 +253,10 @@ def evaluate(
     """Evaluate a workload over the catalog: memory, plans per GPU, time, cost, tier, guidance.
 
     `offer_book`: `OfferBook.build(offers_by_gpu)`, built once per snapshot, makes pricing faster; same result.
+    Accelerators of stacks the memory and speed models do not describe (XLA TPUs, AWS Neuron chips) are not
+    planned on unless the user named one.
     """
+    gpus = {k: g for k, g in gpus.items() if g.software_stack not in UNMODELLED_STACKS or k == workload.gpu}
     return evaluate_workload(
         workload, gpus=gpus, offers_by_gpu=offers_by_gpu, providers=providers, tables=tables,
         offer_book=offer_book,

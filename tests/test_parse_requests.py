@@ -71,7 +71,10 @@ def test_workload_kinds_map_onto_the_engine_methods(catalog_snapshot: Any) -> No
 
     assert method("GRPO on Qwen2.5 7B with 4 H100") == "full"  # TRL trains every weight without PEFT
     assert method("DPO with LoRA on Llama 3 8B") == "lora"
-    assert method("Flux LoRA training on a 4090") == "diffusion"
+    # a diffusion model keeps its method, with family "diffusion" beside it (the engine's diffusion family)
+    assert method("Flux LoRA training on a 4090") == "lora"
+    assert ask_to_workload(parse("Flux LoRA training on a 4090", snapshot=catalog_snapshot),
+                           catalog_snapshot).family == "diffusion"
     # serving and running reach the engine as themselves (issue 14), no longer as its old "inference"
     assert method("serve Llama 3 8B to 50 users") == "serving"
     assert method("can a 4090 run Qwen2.5 14B?") == "running"

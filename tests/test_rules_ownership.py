@@ -67,9 +67,10 @@ def test_owning_never_wins_when_power_costs_more_than_renting():
 
 
 def test_new_and_used_prices_with_date_and_source_when_the_catalog_has_them():
-    card = SimpleNamespace(**{name: getattr(GPUS["rtx-3090"], name) for name in GPUS["rtx-3090"].__slots__},
-                           purchase_date="2020-09-24", purchase_source="NVIDIA launch MSRP",
-                           used_usd=Decimal("800"), used_date="2026-01", used_source="eBay sold listings")
+    fields = {name: getattr(GPUS["rtx-3090"], name) for name in GPUS["rtx-3090"].__slots__}
+    fields.update(purchase_date="2020-09-24", purchase_source="NVIDIA launch MSRP",
+                  used_usd=Decimal("800"), used_date="2026-01", used_source="eBay sold listings")
+    card = SimpleNamespace(**fields)
     prices = purchase_prices(card)  # type: ignore[arg-type]
     assert [(p.basis, p.usd, p.date) for p in prices] == [("new", 1499.0, "2020-09-24"), ("used", 800.0, "2026-01")]
     own = scored("rtx-3090", 2, 10.0, 5.0)

@@ -62,9 +62,11 @@ def test_training_json_keeps_its_shape(snapshot):
 
 
 def test_training_with_named_hardware_has_a_pinned_verdict(snapshot):
-    result = _run(values(params_b=70, method="full", gpu="a100 40gb", gpus=8), snapshot, load_rule_tables())
+    # 405B full fine-tuning on one 24 GB card: no saver or offload makes it fit (70B on 8x A100 40GB now
+    # does, with the training planner's savers, as torchtune's published runs show)
+    result = _run(values(params_b=405, method="full", gpu="rtx 4090", gpus=1), snapshot, load_rule_tables())
     pinned = result["pinned"]
-    assert set(pinned) == PINNED_KEYS and pinned["fits"] is False and pinned["count"] == 8
+    assert set(pinned) == PINNED_KEYS and pinned["fits"] is False and pinned["count"] == 1
     assert pinned["throughput"] is None
 
 

@@ -183,14 +183,14 @@ _ENGINE_METHODS: dict[str, Method] = {
 def engine_method(ask: Ask) -> Method | None:
     """The engine's method for the parsed workload kind.
 
-    Serving and running are its own; training a diffusion model (LoRA or not) is its "diffusion";
-    RL is sized as the training of its policy with the parameter mode the text gave (full unless LoRA is
+    Serving and running are its own; training a diffusion model keeps its method (LoRA or full) with the family
+    "diffusion" beside it (a diffusion model named with no method is the engine's diffusion default); RL is sized as the training of its policy with the parameter mode the text gave (full unless LoRA is
     named) until the engine models the extra reference/reward models and rollouts.
     """
     method = ask.method
     if method in ("serving", "running"):
         return method
-    if ask.family == "diffusion" and method in (None, "lora", "qlora", "full", "diffusion"):
+    if ask.family == "diffusion" and method in (None, "diffusion"):
         return "diffusion"
     if method == "rl":
         return _ENGINE_METHODS[ask.rl_tuning or "full"]

@@ -203,7 +203,11 @@ def finding_lines(view: RecommendationView, f: Formatter) -> list[str]:
     for finding in findings:
         if finding.outcome == "pass" or finding.code in seen or finding.code in VERDICT_CODES:
             continue
+        if finding.code == "rank.decided_by" and finding.numbers.get("constraint") == "objective":
+            continue  # the usual ranking decided: nothing the user needs to read
+        if finding.code == "cost.buy_vs_rent" and any(x.code == "buy.vs_rent" for x in findings):
+            continue  # the whole-job comparison says it better than the per-hour one
         seen.add(finding.code)
-        extra = {"gpu": gpu_name(view, str(finding.numbers["gpu"]))} if "gpu" in finding.numbers else {}
+        extra = {k: gpu_name(view, str(v)) for k, v in finding.numbers.items() if k == "gpu" or k.endswith("_gpu")}
         lines.append(coded_text("finding", finding.code, finding.numbers, f, **extra))
     return lines[:MAX_FINDINGS]

@@ -43,6 +43,8 @@ def format_number(name: str, value: Any, f: Formatter) -> str:
     if name.endswith("context_tokens"):
         return f.number(value)  # a context is read exactly ("4,096"), not rounded like a dataset ("4.1K")
     name = _SIZE_SUFFIX.sub("", name)  # needed_gib_32k: GiB, at a 32k context
+    if "_usd_per_" in name and not name.endswith("hour"):  # rent_usd_per_job: money per something
+        return f.money(Decimal(str(value)))
     for unit, render in _BY_UNIT:
         if name == unit or name.endswith("_" + unit):
             return render(value, f)
@@ -63,6 +65,10 @@ def _format_text(name: str, value: str, f: Formatter) -> str:
     """Codes inside numbers (switch lists, methods, weight formats) in the locale's words; anything else as given."""
     if name in ("precision", "quantization") or name.endswith("_precision"):
         return precision_label(value, f)
+    if name == "switch" and f.messages.has(f"switch.{value}"):
+        return f.messages.plain(f"switch.{value}")
+    if f.messages.has(f"value.{name}.{value}"):  # codes with words of their own (constraint, price basis)
+        return f.messages.plain(f"value.{name}.{value}")
     if name == "switches":
         return f.messages.plain("common.list_sep").join(
             f.messages.plain(f"switch.{s}") if f.messages.has(f"switch.{s}") else s for s in value.split(",") if s)
@@ -82,11 +88,17 @@ def coded_text(prefix: str, code: str, numbers: Mapping[str, Any], f: Formatter,
     if not f.messages.has(key):
         log.warning("no message for %s", key)
         return f.messages.text(f"{prefix}.other", code=code, **extra)
-    try:
-        return f.messages.text(key, **values)
-    except (KeyError, IndexError, ValueError):
-        log.warning("message %s needs numbers the engine did not give: %s", key, sorted(values))
-        return f.messages.text(f"{prefix}.other", code=code, **extra)
+    # A finding whose optional numbers are absent (no break-even when owning never pays off, no slowdown for an
+    # untimed plan) is worded by its `.short` message, which names only the numbers it always has.
+    for candidate in (key, f"{key}.short"):
+        if not f.messages.has(candidate):
+            continue
+        try:
+            return f.messages.text(candidate, **values)
+        except (KeyError, IndexError, ValueError):
+            continue
+    log.warning("message %s needs numbers the engine did not give: %s", key, sorted(values))
+    return f.messages.text(f"{prefix}.other", code=code, **extra)
 
 
 def reject_text(code: str, numbers: Mapping[str, Any], f: Formatter, *, gpu: str) -> str:

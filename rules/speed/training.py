@@ -167,7 +167,9 @@ def comm_seconds_per_step(gpu: GpuSpec, count: int, setup: Setup, params_b: floa
     else:
         volume = 2 * trainable_b * grad_b * 1e9 * ring
     training = tables.training
-    link = gpu.scaleup_bw_gbs / 2 if gpu.has_nvlink_class_link else host_link_gbs(gpu, tables)
+    # A scale-up link with no published bandwidth (0 in the catalog) is costed as the host link.
+    link = (gpu.scaleup_bw_gbs / 2 if gpu.has_nvlink_class_link and gpu.scaleup_bw_gbs > 0
+            else host_link_gbs(gpu, tables))
     bandwidth = link * training.link_efficiency
     if count > 8:
         bandwidth = min(bandwidth, training.fabric_gbs * training.link_efficiency)
