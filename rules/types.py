@@ -16,6 +16,10 @@ Segment = Literal["consumer", "workstation", "datacenter"]
 Method = Literal["full", "pretrain", "lora", "qlora", "inference", "diffusion", "serving", "running"]
 TokensPerSecondScope = Literal["per_user", "total"]
 Tier = Literal["on-demand", "spot", "reserved"]
+# How a price is set (DESIGN §2 Prices): a fixed on-demand rate, an interruptible spot rate, an auction's clearing or
+# reserve price (Mithril), a marketplace's median listing (Vast, SimplePod, aggregators), a committed reservation.
+Market = Literal["on-demand", "spot", "auction", "marketplace", "reserved"]
+MARKETS: tuple[Market, ...] = ("on-demand", "spot", "auction", "marketplace", "reserved")
 Sharding = Literal["none", "ddp", "zero1", "zero2", "zero3", "fsdp"]
 Checkpointing = Literal["none", "full", "selective", "offloaded"]
 Objective = Literal["cheapest", "fastest", "simplest", "balanced"]
@@ -125,8 +129,14 @@ class Offer:
     usd_per_gpu_hour: Decimal
     billing_increment_s: int
     interconnect: str  # "NVLink", "PCIe", "unknown"
-    observed_at: datetime
+    observed_at: datetime  # the source's own date (a catalog's commit, a live catalog's version), never the import time
     source: str
+    market: Market = "on-demand"
+
+    @property
+    def interruptible(self) -> bool:
+        """Spot and auction capacity can be taken back mid-job: priced with the rework allowance, only when allowed."""
+        return self.market in ("spot", "auction") or self.tier == "spot"
 
 
 @dataclass(frozen=True, slots=True)
