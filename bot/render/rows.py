@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bot.render.formats import DASH, Formatter
+from bot.render.market import labelled_rate
 from bot.render.views import GpuColumn, PriceView
 
 
@@ -63,8 +64,8 @@ def price_table(view: PriceView, f: Formatter, limit: int) -> list[list[str]]:
     header = [p("price.col.provider"), p("price.col.on_demand"), p("price.col.spot"),
               p("price.col.billing"), p("price.col.observed")]
     body = [
-        [r.provider_name, f.money(r.on_demand_usd), f.money(r.spot_usd), f.billing(r.billing_increment_s),
-         f.date(r.observed_at)]
+        [r.provider_name, labelled_rate(r.on_demand_usd, r.on_demand_market, f),
+         labelled_rate(r.spot_usd, r.spot_market, f), f.billing(r.billing_increment_s), f.date(r.observed_at)]
         for r in view.rows[:limit]
     ]
     return [header] + body
@@ -78,4 +79,8 @@ def _fp16(fp16: float, bf16: float | None, f: Formatter) -> str:
 
 def _cheapest(column: GpuColumn, f: Formatter) -> str:
     offer = column.cheapest_on_demand
-    return DASH if offer is None else f.rate(offer.usd_per_gpu_hour)
+    if offer is None:
+        return DASH
+    if offer.market == "marketplace":  # a median of listings: a price to start from, not a machine's fixed rate
+        return f.messages.plain("price.from", rate=f.rate(offer.usd_per_gpu_hour))
+    return f.rate(offer.usd_per_gpu_hour)
