@@ -233,3 +233,51 @@ def compute_digest(
     series = daily_cheapest(engine, until=until, gpu_ids=[g.gpu_id for g in digest.gpus], imports=imports)
     gpus = tuple(replace(g, series_30d=series.get(g.gpu_id, ())) for g in digest.gpus)
     return replace(digest, gpus=gpus)
+
+
+def chart_kind(tier: str, market: str) -> str:
+    """How a chart tells prices apart: auction and marketplace by their market kind, the rest by tier."""
+    return market if market in ("auction", "marketplace") else tier
+
+
+def price_history(
+    engine: Engine, gpu_id: str, *, until: datetime, days: int = 90, imports: list[ImportInfo] | None = None
+) -> dict[str, list[tuple[datetime, Decimal]]]:
+    """Per market kind (on-demand, spot, auction, marketplace), the cheapest $/GPU-hour of one GPU in force at the
+    end of each of the last `days` days (days with no price left out), oldest first."""
+    imports = imports if imports is not None else list_imports(engine, until=until)
+    start = until - timedelta(days=days)
+    relevant = {i.id: i for i in imports if start < i.observed_at <= until}
+    relevant.update({i.id: i for i in latest_per_feed(imports, start).values()})
+    mins = _min_per_kind(engine, list(relevant), gpu_id)
+    out: dict[str, list[tuple[datetime, Decimal]]] = defaultdict(list)
+    for d in range(days):
+        end = start + timedelta(days=d + 1)
+        best: dict[str, Decimal] = {}
+        for imp in latest_per_feed(relevant.values(), end).values():
+            for kind, usd in mins.get(imp.id, {}).items():
+                if kind not in best or usd < best[kind]:
+                    best[kind] = usd
+        for kind, usd in best.items():
+            out[kind].append((end, usd))
+    return dict(out)
+
+
+def _min_per_kind(engine: Engine, import_ids: list[int], gpu_id: str) -> dict[int, dict[str, Decimal]]:
+    if not import_ids:
+        return {}
+    per_gpu = func.min(OBS.c.usd_per_hour / OBS.c.gpu_count)
+    q = (
+        select(OBS.c.import_id, OBS.c.tier, OBS.c.market, per_gpu)
+        .where(OBS.c.import_id.in_(import_ids), OBS.c.gpu_id == gpu_id, ~OBS.c.instance_type.endswith(P10_MARK),
+               OBS.c.tier != "reserved")
+        .group_by(OBS.c.import_id, OBS.c.tier, OBS.c.market)
+    )
+    out: dict[int, dict[str, Decimal]] = defaultdict(dict)
+    with engine.connect() as conn:
+        for imp, tier, market, usd in conn.execute(q):
+            kind = chart_kind(tier, market)
+            value = Decimal(str(usd)).quantize(Decimal("0.0001"))
+            if kind not in out[imp] or value < out[imp][kind]:
+                out[imp][kind] = value
+    return out

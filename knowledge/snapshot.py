@@ -13,7 +13,7 @@ from sqlalchemy import Engine, select
 
 from knowledge import tables
 from knowledge.db import as_utc, table_of
-from rules.types import GpuSpec, ModelSpec, Offer, Provider
+from rules.types import GpuSpec, ModelSpec, Offer, Provider, PurchasePrice
 
 if TYPE_CHECKING:
     from knowledge.resolve import GpuIndex, ModelIndex
@@ -32,6 +32,8 @@ class Snapshot:
     taken_at: datetime
     # Prices older than this carry a notice on cards (Settings.price_stale_days, PRICE_STALE_DAYS).
     stale_after_days: int = 14
+    # Street prices to buy a GPU, new and used, newest first (knowledge/data/purchase_prices.csv).
+    purchase_prices: Mapping[str, tuple[PurchasePrice, ...]] = field(default_factory=dict)
     # Computed once here: every answer card asks for it, and a scan of 100,000 offers takes ~15 ms.
     _prices_as_of: datetime | None = field(init=False, repr=False, compare=False)
     # Indexes derived from this snapshot (offer book, market summaries), built on first use and
@@ -120,6 +122,7 @@ def build_snapshot(
     model_aliases: Iterable[Any] = (),
     taken_at: datetime | None = None,
     stale_after_days: int = 14,
+    purchase_prices: Iterable[PurchasePrice] = (),
 ) -> Snapshot:
     """Build a snapshot from plain values (tests use this without a database)."""
     from knowledge.resolve import GpuIndex, ModelIndex
@@ -142,7 +145,14 @@ def build_snapshot(
         model_index=ModelIndex.build(model_map, list(model_aliases)),
         taken_at=taken_at or datetime.now(UTC),
         stale_after_days=stale_after_days,
+        purchase_prices=_street(purchase_prices, gpu_map),
     )
+
+
+def _street(prices: Iterable[PurchasePrice], gpus: Mapping[str, GpuSpec]) -> dict[str, tuple[PurchasePrice, ...]]:
+    from knowledge.purchase import by_gpu
+
+    return by_gpu(prices, gpus)
 
 
 def load_snapshot(engine: Engine, *, stale_after_days: int = 14) -> Snapshot:
@@ -151,6 +161,8 @@ def load_snapshot(engine: Engine, *, stale_after_days: int = 14) -> Snapshot:
     Core selects of plain tuples, no ORM objects: building, tracking and discarding one SQLModel
     instance per offer was most of the load time.
     """
+    from knowledge.purchase import purchase_prices
+
     offer_t = table_of(tables.Offer)
     active = select(*(offer_t.c[name] for name in _OFFER_COLUMNS)).where(offer_t.c.active == True)
     with engine.connect() as conn:
@@ -174,6 +186,7 @@ def load_snapshot(engine: Engine, *, stale_after_days: int = 14) -> Snapshot:
         gpu_aliases=gpu_aliases,
         model_aliases=model_aliases,
         stale_after_days=stale_after_days,
+        purchase_prices=purchase_prices(),
     )
 
 

@@ -104,6 +104,19 @@ class ModelSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class PurchasePrice:
+    """A street price to buy one GPU (or one Mac / DGX Spark), new or used, on a date, with its source."""
+
+    gpu_id: str
+    condition: Literal["new", "used"]
+    usd_low: Decimal
+    usd_high: Decimal  # = usd_low for a single price
+    observed: date
+    source: str  # URL
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Provider:
     """A place that rents GPUs."""
 

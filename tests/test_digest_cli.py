@@ -17,7 +17,7 @@ from bot.cli import main
 from knowledge.prices import import_prices
 from knowledge.setup import BUNDLED_PRICES
 
-KEYS = {"gpu", "provider", "gpu_count", "tier", "kind", "old_usd_per_hour", "new_usd_per_hour", "change_pct"}
+KEYS = {"gpu", "provider", "gpu_count", "tier", "market", "kind", "old_usd_per_hour", "new_usd_per_hour", "change_pct"}
 
 
 def run_cli(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *argv: str) -> tuple[int, str]:

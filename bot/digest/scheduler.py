@@ -88,6 +88,11 @@ class SchedulerConfig:
     lease: timedelta = store.CLAIM_LEASE
     timeout_s: int = 30
     dry_run: bool = False
+    # Live prices (gpuhunt) are refreshed this often by the clock; None = never (tests, `digest run`).
+    refresh_every: timedelta | None = None
+    catalog_url: str | None = None  # where gpuhunt catalogs are published (None: gpuhunt's own)
+    charts: int = 3  # price-history charts uploaded with a digest (its first GPUs); 0 = none
+    chart_days: int = 30
 
 
 class DryRunLine(TypedDict):
@@ -221,6 +226,8 @@ class Scheduler:
     def run_once(self, now: datetime | None = None) -> RunReport:
         now = now or datetime.now(UTC)
         report = RunReport()
+        if not self.cfg.dry_run:
+            self.refresh_prices(now, report)
         snapshot = self.catalog()
         if not self.cfg.dry_run:
             self.resume_reinstalled(now, report)
@@ -341,7 +348,29 @@ class Scheduler:
                     "event_payload": {"subscription_id": claim.subscription_id, "period": claim.period_key, "changes": digest.change_count}}
         resp = client.chat_postMessage(channel=sub.channel_id, text=message["text"], blocks=message["blocks"],
                                        metadata=metadata, unfurl_links=False, unfurl_media=False)
-        return str(resp["ts"])
+        ts = str(resp["ts"])
+        self._upload_charts(client, sub, digest, snapshot, now, ts)
+        return ts
+
+    def _upload_charts(self, client: WebClient, sub: DigestSubscription, digest: DigestInput, snapshot: Snapshot,
+                       now: datetime, ts: str) -> None:
+        """A price-history chart per reported GPU (the first `charts`), in the digest's thread. The digest is posted
+        already: a chart that fails is logged, never retried as a whole digest."""
+        from bot.render.chart import render_price_chart
+        from bot.render.messages import Messages
+        from knowledge.history import price_history
+
+        for gpu in digest.gpus[: self.cfg.charts]:
+            spec = snapshot.gpus.get(gpu.gpu_id)
+            name = spec.name if spec is not None else gpu.gpu_id
+            try:
+                series = price_history(self.engine, gpu.gpu_id, until=now, days=self.cfg.chart_days)
+                png = render_price_chart(series, gpu_name=name, language=sub.language, days=self.cfg.chart_days)
+                title = Messages.for_language(sub.language).plain("chart.title", gpu=name, days=self.cfg.chart_days)
+                client.files_upload_v2(channel=sub.channel_id, thread_ts=ts, file=png, filename=f"{gpu.gpu_id}-prices.png",
+                                       title=title, alt_txt=title)
+            except Exception as exc:  # noqa: BLE001  # a chart is extra: log it, keep the posted digest
+                log.warning("digest %s: chart for %s not uploaded: %s", sub.id, gpu.gpu_id, slack_error(exc))
 
     def _finish(self, claim: store.Claim, status: str, now: datetime, digest: DigestInput, ts: str | None = None) -> None:
         store.finish_period(self.engine, claim, status=status, now=now, message_ts=ts, prices_at=digest.prices_at,
@@ -352,6 +381,27 @@ class Scheduler:
         store.finish_period(self.engine, claim, status="failed", now=now, error=code)
         store.record_error(self.engine, claim.subscription_id, code, now)
         return "failed"
+
+    def refresh_prices(self, now: datetime, report: RunReport) -> None:
+        """Fresh prices by default: refresh live catalogs when the last attempt is older than `refresh_every`.
+        A provider that fails keeps its last good prices (`prices status` shows the error and their age)."""
+        every = self.cfg.refresh_every
+        if every is None:
+            return
+        from knowledge.gpuhunt_source import refresh
+        from knowledge.price_status import last_refresh_attempt
+
+        last = last_refresh_attempt(self.engine)
+        if last is not None and now - last < every:
+            return
+        try:
+            results = refresh(self.engine, catalog_url=self.cfg.catalog_url, now=now)
+        except Exception:  # a broken refresh must not stop the digests; the last prices stay in force
+            log.exception("price refresh failed")
+            report.add("refresh_failed", "gpuhunt")
+            return
+        for r in results:
+            report.add("refreshed" if r.ok else "refresh_failed", f"{r.provider_id}: {r.error or r.observations}")
 
     def resume_reinstalled(self, now: datetime, report: RunReport) -> None:
         """Resume a paused workspace once its bot was installed again after the pause (OAuth installs)."""

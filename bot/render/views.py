@@ -8,7 +8,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal, Protocol
 
-from rules.types import GpuSpec, Offer, Provider
+from rules.types import GpuSpec, Offer, Provider, PurchasePrice
 
 DEFAULT_STALE_DAYS = 14  # Settings.price_stale_days when the catalog does not say
 ClarifyKind = Literal["gpu_ambiguous", "gpu_unknown", "model_size_missing", "model_ambiguous", "model_unknown",
@@ -38,6 +38,7 @@ class GpuColumn:
     provider_count: int
     cheapest_provider: str | None  # display name of the cheapest on-demand provider
     stale_after_days: int = DEFAULT_STALE_DAYS  # the catalog's setting, carried to the card's date line
+    street: tuple[PurchasePrice, ...] = ()  # street prices to buy it, new and used, newest first
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +161,7 @@ def gpu_column(catalog: CatalogView, gpu_id: str) -> GpuColumn:
         provider_count=len(market.providers),
         cheapest_provider=provider_name(catalog, cheapest.provider_id) if cheapest else None,
         stale_after_days=stale_days(catalog),
+        street=tuple(getattr(catalog, "purchase_prices", {}).get(gpu_id, ())),
     )
 
 

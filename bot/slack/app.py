@@ -31,6 +31,7 @@ BOT_SCOPES = (
     "channels:history",
     "chat:write",
     "commands",
+    "files:write",  # price-history charts uploaded with digests (issue 18)
     "groups:history",
     "im:history",
     "im:write",
