@@ -70,7 +70,7 @@ def parse_money(value: object, where: str, field: str = "price") -> Decimal | No
         raise PriceImportError(f"{where}: {field} {text!r} is not finite")
     if amount < 0:
         raise PriceImportError(f"{where}: {field} {text!r} is negative")
-    if amount == 0 or amount >= NO_PRICE_SENTINEL:
+    if amount == 0 or amount == NO_PRICE_SENTINEL:
         return None
     return amount
 
