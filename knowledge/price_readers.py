@@ -60,6 +60,7 @@ class ReadResult:
     rows: list[PriceRow]
     unmapped: Counter[str]
     skipped: Counter[str]
+    rows_kept: int = 0  # rows that gave at least one price (a row can give an on-demand and a spot price)
 
 
 def _memory_gib(gpu_info: object) -> float | None:
@@ -121,6 +122,7 @@ def read_skypilot(path: Path, provider: Provider, index: GpuIndex) -> ReadResult
         if not instance or all(usd is None for _, usd in prices):
             result.skipped["no_price" if instance else "no_host_vm"] += 1
             continue
+        result.rows_kept += 1
         for source_tier, usd in prices:
             if usd is None:
                 continue
@@ -192,7 +194,7 @@ def read_own(path: Path, fmt: str, provider_id: str | None, index: GpuIndex,
     """Our plain format: provider, instance_type, gpu, gpu_count, region, tier, usd_per_hour (market optional)."""
     records = own_records(path, fmt)
     rows = [own_row(where, rec, provider_id, index, providers) for where, rec in records]
-    return ReadResult(len(rows), rows, Counter(), Counter())
+    return ReadResult(len(rows), rows, Counter(), Counter(), len(rows))
 
 
 def own_row(where: str, rec: Mapping[str, object], provider_id: str | None, index: GpuIndex,

@@ -148,6 +148,7 @@ def import_prices(
     else:
         result = read_own(path, fmt, provider_id, snapshot.gpu_index, snapshot.providers)
     report.rows_read = result.rows_read
+    report.rows_kept = result.rows_kept
     report.unmapped = dict(sorted(result.unmapped.items()))
     report.skipped = dict(sorted(result.skipped.items()))
     write_rows(engine, report, result.rows, snapshot.providers, policy=policy)
@@ -172,7 +173,7 @@ def write_rows(engine: Engine, report: ImportReport, rows: list[PriceRow], provi
     plain = collapse_zones(r for r in rows if r.provider_id not in marketplace)
     summarised = summarise_marketplace(r for r in rows if r.provider_id in marketplace)
     offers = plain + [row for row, _, _ in summarised]
-    report.rows_kept = len(rows)
+    report.rows_kept = report.rows_kept or len(rows)  # a live catalog: one price per item
     full = bool(report.provider_id) and report.source in FULL_CATALOG_SOURCES
     if not rows and not policy.allow_deactivate:
         raise PriceImportError(
