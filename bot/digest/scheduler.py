@@ -24,7 +24,7 @@ from sqlalchemy import Engine
 from knowledge import digest_store as store
 from knowledge.db import as_utc
 from knowledge.digest_tables import DigestPeriod, DigestSubscription, PriceAlert
-from knowledge.history import compute_digest, prices_at
+from knowledge.history import bundled_providers, compute_digest, list_imports, prices_at
 from knowledge.slack_store import prune_deliveries
 from rules.market.changes import DigestInput, SeriesPrice, Thresholds, per_gpu_cheapest
 
@@ -354,23 +354,10 @@ class Scheduler:
 
     def _upload_charts(self, client: WebClient, sub: DigestSubscription, digest: DigestInput, snapshot: Snapshot,
                        now: datetime, ts: str) -> None:
-        """A price-history chart per reported GPU (the first `charts`), in the digest's thread. The digest is posted
-        already: a chart that fails is logged, never retried as a whole digest."""
-        from bot.render.chart import render_price_chart
-        from bot.render.messages import Messages
-        from knowledge.history import price_history
+        from bot.digest.refresh import upload_charts
 
-        for gpu in digest.gpus[: self.cfg.charts]:
-            spec = snapshot.gpus.get(gpu.gpu_id)
-            name = spec.name if spec is not None else gpu.gpu_id
-            try:
-                series = price_history(self.engine, gpu.gpu_id, until=now, days=self.cfg.chart_days)
-                png = render_price_chart(series, gpu_name=name, language=sub.language, days=self.cfg.chart_days)
-                title = Messages.for_language(sub.language).plain("chart.title", gpu=name, days=self.cfg.chart_days)
-                client.files_upload_v2(channel=sub.channel_id, thread_ts=ts, file=png, filename=f"{gpu.gpu_id}-prices.png",
-                                       title=title, alt_txt=title)
-            except Exception as exc:  # noqa: BLE001  # a chart is extra: log it, keep the posted digest
-                log.warning("digest %s: chart for %s not uploaded: %s", sub.id, gpu.gpu_id, slack_error(exc))
+        upload_charts(client, self.engine, sub, digest, snapshot, now=now, thread_ts=ts, limit=self.cfg.charts,
+                      days=self.cfg.chart_days)
 
     def _finish(self, claim: store.Claim, status: str, now: datetime, digest: DigestInput, ts: str | None = None) -> None:
         store.finish_period(self.engine, claim, status=status, now=now, message_ts=ts, prices_at=digest.prices_at,
@@ -383,25 +370,11 @@ class Scheduler:
         return "failed"
 
     def refresh_prices(self, now: datetime, report: RunReport) -> None:
-        """Fresh prices by default: refresh live catalogs when the last attempt is older than `refresh_every`.
-        A provider that fails keeps its last good prices (`prices status` shows the error and their age)."""
-        every = self.cfg.refresh_every
-        if every is None:
-            return
-        from knowledge.gpuhunt_source import refresh
-        from knowledge.price_status import last_refresh_attempt
+        """Fresh prices by default (bot.digest.refresh): live catalogs when `refresh_every` has passed."""
+        from bot.digest.refresh import refresh_if_due
 
-        last = last_refresh_attempt(self.engine)
-        if last is not None and now - last < every:
-            return
-        try:
-            results = refresh(self.engine, catalog_url=self.cfg.catalog_url, now=now)
-        except Exception:  # a broken refresh must not stop the digests; the last prices stay in force
-            log.exception("price refresh failed")
-            report.add("refresh_failed", "gpuhunt")
-            return
-        for r in results:
-            report.add("refreshed" if r.ok else "refresh_failed", f"{r.provider_id}: {r.error or r.observations}")
+        for outcome, what in refresh_if_due(self.engine, self.cfg.refresh_every, self.cfg.catalog_url, now):
+            report.add(outcome, what)
 
     def resume_reinstalled(self, now: datetime, report: RunReport) -> None:
         """Resume a paused workspace once its bot was installed again after the pause (OAuth installs)."""
@@ -418,7 +391,11 @@ class Scheduler:
         alerts = store.list_alerts(self.engine)
         if not alerts:
             return []
-        cheapest = per_gpu_cheapest(prices_at(self.engine, now, gpu_ids={a.gpu_id for a in alerts}).values())
+        # A bundled snapshot is a baseline, not news: an alert fires on a user's or a live source's price only.
+        imports = list_imports(self.engine, until=now)
+        baseline = bundled_providers(imports, now)
+        now_prices = prices_at(self.engine, now, gpu_ids={a.gpu_id for a in alerts}, imports=imports)
+        cheapest = per_gpu_cheapest(p for k, p in now_prices.items() if k.provider_id not in baseline)
         fired: list[int] = []
         for a in alerts:
             alert_id = store.stored_id(a)
