@@ -141,3 +141,21 @@ def test_prices_chart_cli_writes_a_png(loaded_engine: Engine, tmp_path: Path, mo
         assert f"{kind} (30 days)" in text
     code, _ = run_cli(loaded_engine, tmp_path, monkeypatch, "prices", "chart", "A100", "--out", str(out))
     assert code == 1  # ambiguous: a clear one-line error, no chart guessed
+
+
+def test_alerts_fire_on_user_or_live_prices_never_on_the_bundled_baseline(loaded_engine: Engine, tmp_path: Path,
+                                                                          slack: FakeSlack) -> None:
+    from bot.digest.commands import handle_alert_command
+
+    snap = load_snapshot(loaded_engine)
+    # Every bundled H100 SXM price is far under $100 per GPU-hour: on the baseline alone nothing fires.
+    r = handle_alert_command("h100 sxm < 100", engine=loaded_engine, snapshot=snap, team_id="T1", user_id="U7",
+                             lang="en")
+    assert r.ok, r.text
+    scheduler = Scheduler(engine=loaded_engine, tokens=StaticTokens(TOKEN),
+                          cfg=SchedulerConfig(api_url=slack.url, worker="w1"), catalog=lambda: snap)
+    now = datetime.now(UTC)
+    assert scheduler.run_once(now).alerts_fired == []
+    first, _, _ = _changed_lambda(tmp_path)  # lambda.csv as the user's own, dated today: lambda rents H100 SXM
+    import_prices(loaded_engine, first, observed_at=now - timedelta(minutes=5))
+    assert len(scheduler.run_once(now + timedelta(minutes=1)).alerts_fired) == 1
