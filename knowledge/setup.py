@@ -32,7 +32,7 @@ class SetupReport:
 SNAPSHOTS = BUNDLED_PRICES / "snapshots.csv"
 # Bumped when the import of the same snapshot gives different rows (0005: market kinds, GCP host VMs), so an
 # upgraded database re-imports its bundled baseline once.
-BUNDLED_IMPORT_REVISION = "r2"
+BUNDLED_IMPORT_REVISION = "r3"
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,7 +74,13 @@ def test_gcp_prices_are_whole_machines(loaded_engine: Engine) -> None:
                and r["AvailabilityZone"] == "us-central1-a")
     host = next(r for r in rows if r["InstanceType"] == "a3-highgpu-8g" and r["AvailabilityZone"] == "us-central1-a")
     whole = Decimal(acc["Price"]) + Decimal(host["Price"])
+    # And an L4 by hand: us-central1-a, one L4 + g2-standard-4.
+    l4 = next(r for r in rows if r["AcceleratorName"] == "L4" and r["AcceleratorCount"] == "1"
+              and r["AvailabilityZone"] == "us-central1-a")
+    g2 = next(r for r in rows if r["InstanceType"] == "g2-standard-4" and r["AvailabilityZone"] == "us-central1-a")
     gcp = offers(loaded_engine, "gcp")
+    assert [Decimal(o.usd_per_hour) for o in gcp if o.instance_type == "g2-standard-4 + 1x L4"
+            and o.region == "us-central1" and o.tier == "on-demand"] == [Decimal(l4["Price"]) + Decimal(g2["Price"])]
     assert gcp and all(" + " in o.instance_type for o in gcp), "every GCP offer names its host VM"
     h100 = [o for o in gcp if o.instance_type == "a3-highgpu-8g + 8x H100" and o.region == "us-central1"
             and o.tier == "on-demand"]
@@ -90,10 +96,13 @@ def test_gcp_rows_without_a_host_are_dropped_and_counted(engine: Engine) -> None
     report = import_prices(engine, BUNDLED_PRICES / "gcp.csv", observed_at=datetime(2025, 11, 12, tzinfo=UTC))
     rows = _gcp_rows()
     hosts = {r["InstanceType"] for r in rows if r["InstanceType"]}
-    # L4 (g2), T4/V100/P100/P4 (n1) and B200 (a4) rows have no host VM rows in this copy of the catalog.
-    assert not any(h.startswith(("g2-", "n1-", "a4-")) for h in hosts)
-    # GCP's machine families (https://cloud.google.com/compute/docs/gpus): A100 on A2, H100/H200 on A3.
-    family = {("A100", "16"): "a2-megagpu-16g", ("H100-MEGA", "8"): "a3-megagpu-8g", ("H200", "8"): "a3-ultragpu-8g"}
+    # T4/V100/P100/P4 (n1) and B200 (a4) rows have no host VM rows in this copy of the catalog.
+    assert not any(h.startswith(("n1-", "a4-")) for h in hosts)
+    # GCP's machine families (https://cloud.google.com/compute/docs/gpus): A100 on A2, H100/H200 on A3, L4 on G2
+    # (one L4: the smallest G2, g2-standard-4, the cheapest of them in every zone of gcp.csv).
+    family = {("A100", "16"): "a2-megagpu-16g", ("H100-MEGA", "8"): "a3-megagpu-8g", ("H200", "8"): "a3-ultragpu-8g",
+              ("L4", "1"): "g2-standard-4", ("L4", "2"): "g2-standard-24", ("L4", "4"): "g2-standard-48",
+              ("L4", "8"): "g2-standard-96"}
     for n in ("1", "2", "4", "8"):
         family |= {("A100", n): f"a2-highgpu-{n}g", ("A100-80GB", n): f"a2-ultragpu-{n}g", ("H100", n): f"a3-highgpu-{n}g"}
     zones = {(r["InstanceType"], r["AvailabilityZone"]) for r in rows if r["InstanceType"]}
