@@ -83,13 +83,15 @@ def import_bundled_prices(engine: Engine, *, only_missing: bool = True) -> list[
 
     A bundled import never replaces a user's or a live source's prices and never makes a digest change on its own.
     """
-    from knowledge.prices import import_prices
+    from knowledge.prices import ImportPolicy, import_prices
 
     with engine.connect() as conn:
         done = set(conn.execute(select(col(tables.ImportRun.provider_id), col(tables.ImportRun.source_version))).all())
+    # A release's snapshot may rename offers (GCP rows now name their host VM): switching off the old names is meant.
+    release = ImportPolicy(allow_deactivate=True)
     return [
         import_prices(engine, snap.path, fmt="skypilot", provider=snap.provider_id, observed_at=snap.observed_at,
-                      bundled=True, source_version=snap.source_version)
+                      bundled=True, source_version=snap.source_version, policy=release)
         for snap in bundled_snapshots()
         if not (only_missing and (snap.provider_id, snap.source_version) in done)
     ]

@@ -206,3 +206,24 @@ def test_an_older_import_is_history_only(loaded_engine: Engine, tmp_path: Path) 
     assert not report.current and report.offers_written == 0 and report.observations > 0
     a10 = [o for o in offers(loaded_engine, "lambda") if o.instance_type == "gpu_1x_a10" and o.active]
     assert {Decimal(o.usd_per_hour) for o in a10} == {old["gpu_1x_a10"] * Decimal("0.8")}
+
+
+def test_a_new_release_reimports_its_baseline_even_when_offers_are_renamed(loaded_engine: Engine) -> None:
+    """An older release stored GCP accelerator-only offers; the new snapshot names host VMs instead, so every
+    old GCP offer is switched off by the re-import: meant for a release's baseline, never refused."""
+    import knowledge.setup as setup
+
+    with Session(loaded_engine) as s:
+        gcp_runs = [r.id for r in s.execute(select(tables.ImportRun).where(tables.ImportRun.provider_id == "gcp"))
+                    .scalars()]
+        for o in s.execute(select(tables.Offer).where(tables.Offer.provider_id == "gcp")).scalars():
+            o.instance_type = f"{o.gpu_count}x {o.gpu_id} (accelerator only) {o.id}"  # what release r1 stored
+        s.commit()
+    old = setup.BUNDLED_IMPORT_REVISION
+    try:
+        setup.BUNDLED_IMPORT_REVISION = "r-next"
+        reports = {r.provider_id: r for r in setup.import_bundled_prices(loaded_engine)}
+    finally:
+        setup.BUNDLED_IMPORT_REVISION = old
+    assert gcp_runs and reports["gcp"].offers_deactivated == reports["gcp"].offers_written
+    assert all(" + " in o.instance_type for o in offers(loaded_engine, "gcp") if o.active)
