@@ -144,12 +144,9 @@ class Offer:
     interconnect: str  # "NVLink", "PCIe", "unknown"
     observed_at: datetime  # the source's own date (a catalog's commit, a live catalog's version), never the import time
     source: str
+    # Spot and auction prices are stored with tier "spot": a plan uses them only when the user allows spot, with the
+    # rework allowance (rules.market.offers); a marketplace median is a "from" price (cards say so).
     market: Market = "on-demand"
-
-    @property
-    def interruptible(self) -> bool:
-        """Spot and auction capacity can be taken back mid-job: priced with the rework allowance, only when allowed."""
-        return self.market in ("spot", "auction") or self.tier == "spot"
 
 
 @dataclass(frozen=True, slots=True)
