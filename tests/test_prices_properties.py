@@ -208,20 +208,22 @@ def _db_state(engine: Engine) -> tuple[Any, ...]:
 
 @settings(max_examples=20, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(data=skypilot_files())
-def test_a_refused_import_changes_nothing_in_the_database(loaded_engine: Engine, data: bytes) -> None:
-    """Through the database on SQLite and PostgreSQL: accepted imports are stored whole, refused ones not at all."""
-    from knowledge.prices import import_prices
+@given(data=skypilot_files(), allow=st.booleans())
+def test_a_refused_import_changes_nothing_in_the_database(loaded_engine: Engine, data: bytes, allow: bool) -> None:
+    """Through the database on SQLite and PostgreSQL: accepted imports are stored whole, refused ones not at all.
+    Half the imports may switch the provider's offers off (--allow-deactivate), so both outcomes are reached."""
+    from knowledge.prices import ImportPolicy, import_prices
 
     path = _write(data, ".csv")
     before = _db_state(loaded_engine)
     try:
-        import_prices(loaded_engine, path, provider="lambda")
+        report = import_prices(loaded_engine, path, provider="lambda", policy=ImportPolicy(allow_deactivate=allow))
     except PriceImportError:
         assert _db_state(loaded_engine) == before
         RUNS["database refused"] += 1
     else:
-        assert _db_state(loaded_engine)[2] == before[2] + 1
+        after = _db_state(loaded_engine)
+        assert after[2] == before[2] + 1 and after[1] == before[1] + report.observations
         RUNS["database accepted"] += 1
     finally:
         path.unlink()
