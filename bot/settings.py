@@ -28,6 +28,10 @@ class Settings:
     default_language: str
     port: int
     log_level: str
+    # Prices older than this many days carry a notice on cards (and `prices status` marks them); issue 18.
+    price_stale_days: int = 14
+    # The clock refreshes live prices (gpuhunt) this often; 0 = never.
+    price_refresh_hours: float = 6.0
 
 
 def default_database_url(env: Mapping[str, str]) -> str:
@@ -86,6 +90,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
         problems.append(f"LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, got {level!r}")
 
+    stale_days = _bounded_number(env, "PRICE_STALE_DAYS", "14", 1, 3650, problems, whole=True)
+    refresh_hours = _bounded_number(env, "PRICE_REFRESH_HOURS", "6", 0, 24 * 30, problems, whole=False)
+
     if problems:
         raise SettingsError("invalid settings:\n  - " + "\n  - ".join(problems))
     return Settings(
@@ -99,7 +106,24 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         default_language=language,
         port=port,
         log_level=level,
+        price_stale_days=int(stale_days),
+        price_refresh_hours=refresh_hours,
     )
+
+
+def _bounded_number(env: Mapping[str, str], name: str, default: str, low: float, high: float, problems: list[str],
+                    *, whole: bool) -> float:
+    """A numeric setting within [low, high]; a problem naming the variable otherwise (the default is returned)."""
+    text = env.get(name, default).strip()
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not low <= value <= high or (whole and value != int(value)):
+        kind = "a whole number" if whole else "a number"
+        problems.append(f"{name} must be {kind} from {low:g} to {high:g}, got {text!r}")
+        return float(default)
+    return value
 
 
 def require_slack_http(settings: Settings) -> None:

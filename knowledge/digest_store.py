@@ -221,7 +221,7 @@ def _save_states(s: Session, subscription_id: int, states: Mapping[SeriesKey, Se
     s.execute(delete(ChangeState).where(col(ChangeState.subscription_id) == subscription_id))
     rows = [
         {"subscription_id": subscription_id, "gpu_id": k.gpu_id, "provider_id": k.provider_id, "gpu_count": k.gpu_count,
-         "tier": k.tier, "baseline_usd": v.baseline_usd, "previous_usd": v.previous_usd, "present": v.present,
+         "tier": k.tier, "market": k.market, "baseline_usd": v.baseline_usd, "previous_usd": v.previous_usd, "present": v.present,
          "last_kind": v.last_kind, "reported_at": v.reported_at}
         for k, v in states.items()
     ]
@@ -236,7 +236,7 @@ def load_states(engine: Engine, subscription_id: int) -> dict[SeriesKey, SeriesS
     with Session(engine) as s:
         rows = s.execute(select(ChangeState).where(col(ChangeState.subscription_id) == subscription_id)).scalars().all()
         return {
-            SeriesKey(r.gpu_id, r.provider_id, r.gpu_count, r.tier): SeriesState(
+            SeriesKey(r.gpu_id, r.provider_id, r.gpu_count, r.tier, r.market): SeriesState(
                 Decimal(r.baseline_usd), r.present, None if r.previous_usd is None else Decimal(r.previous_usd),
                 r.last_kind, None if r.reported_at is None else as_utc(r.reported_at),
             )

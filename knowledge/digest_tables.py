@@ -88,7 +88,7 @@ class ChangeState(SQLModel, table=True):
     __tablename__ = "change_state"
     __table_args__ = (
         UniqueConstraint(
-            "subscription_id", "gpu_id", "provider_id", "gpu_count", "tier", name="uq_change_state"
+            "subscription_id", "gpu_id", "provider_id", "gpu_count", "tier", "market", name="uq_change_state"
         ),
     )
     id: int | None = Field(default=None, primary_key=True)
@@ -97,6 +97,7 @@ class ChangeState(SQLModel, table=True):
     provider_id: str
     gpu_count: int
     tier: str
+    market: str = "on-demand"  # a series is one offer kind: a change never crosses market kinds
     baseline_usd: Decimal = Field(sa_column=Column(MONEY, nullable=False))
     previous_usd: Decimal | None = Field(default=None, sa_column=Column(MONEY, nullable=True))
     present: bool = True  # what the channel was last told: the offer exists

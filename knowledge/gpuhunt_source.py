@@ -10,25 +10,27 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from decimal import Decimal
 from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy import Engine
 
 from knowledge import digest_store
+from rules.types import Provider
 
 if TYPE_CHECKING:
-    from knowledge.prices import PriceRow
+    from knowledge.price_readers import PriceRow
     from knowledge.resolve import GpuIndex
     from knowledge.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 SOURCE = "gpuhunt"
+VERSION_DATE = re.compile(r"^(\d{8})(?:\D|$)")
 # gpuhunt provider name → our provider id (knowledge/data/providers.csv).
 PROVIDER_IDS = {
     "aws": "aws", "azure": "azure", "gcp": "gcp", "lambdalabs": "lambda", "nebius": "nebius", "oci": "oci",
@@ -77,6 +79,7 @@ class ProviderRefresh:
     unmapped: dict[str, int] = field(default_factory=dict)
     error: str | None = None
     import_id: int | None = None
+    observed_at: datetime | None = None  # the catalog's own date (its version), not the fetch time
 
 
 @contextmanager
@@ -109,22 +112,48 @@ def fetch_catalogs(catalog_url: str | None) -> tuple[dict[str, ProviderCatalog],
     return dict(catalog.catalog), None
 
 
-def price_rows(items: Iterable[CatalogItem], provider_id: str, index: GpuIndex, unmapped: Counter[str]) -> list[PriceRow]:
-    """gpuhunt CatalogItems → the price importer's rows; CPU-only items skipped, unknown GPUs counted."""
-    from knowledge.prices import PriceRow
+def version_date(version: str | None, fetched_at: datetime) -> datetime:
+    """The source's date of a gpuhunt catalog: its version starts with the UTC day it was collected
+    (`date +%Y%m%d`-RUN, dstackai/gpuhunt .github/scripts/publish_catalog.sh); else the time we fetched it."""
+    match = VERSION_DATE.match(version or "")
+    if match is None:
+        return fetched_at
+    try:
+        day = datetime.strptime(match.group(1), "%Y%m%d").replace(tzinfo=UTC)
+    except ValueError:
+        return fetched_at
+    return day if day <= fetched_at else fetched_at
+
+
+def price_rows(items: Iterable[CatalogItem], provider: Provider, index: GpuIndex, unmapped: Counter[str],
+               skipped: Counter[str]) -> list[PriceRow]:
+    """gpuhunt CatalogItems → the price importer's rows, through the same validation as a file's rows;
+    CPU-only items skipped, unknown GPUs counted, a bad item refuses the provider's catalog (named)."""
+    from knowledge.markets import classify
+    from knowledge.price_readers import PriceRow
+    from knowledge.price_validation import check_rate, check_text, parse_count, parse_money
     from knowledge.resolve import resolve_cloud_accelerator
 
     rows = []
-    for item in items:
-        if not item.gpu_count or not item.gpu_name or item.price is None or item.price <= 0:
+    for n, item in enumerate(items, start=1):
+        where = f"gpuhunt:{provider.id} item {n}"
+        if not item.gpu_count or not item.gpu_name:
+            continue  # a CPU-only instance
+        count = parse_count(item.gpu_count, where)
+        name = check_text(item.gpu_name, where, "gpu_name")
+        usd = parse_money(item.price, where)
+        if usd is None:
+            skipped["no_price"] += 1
             continue
-        match = resolve_cloud_accelerator(index, item.gpu_name, memory_gib=item.gpu_memory, instance_type=item.instance_name)
+        match = resolve_cloud_accelerator(index, name, memory_gib=item.gpu_memory, instance_type=item.instance_name)
         if match.status != "found" or match.gpu_id is None:
-            unmapped[item.gpu_name] += 1
+            unmapped[name] += 1
             continue
-        tier = "spot" if item.spot else "on-demand"
-        rows.append(PriceRow(provider_id, item.instance_name, match.gpu_id, int(item.gpu_count), item.location or "unspecified",
-                             tier, Decimal(str(item.price))))
+        tier, market = classify(provider.id, "spot" if item.spot else "on-demand",
+                                marketplace=provider.kind == "marketplace")
+        check_rate(usd, count, where)
+        rows.append(PriceRow(provider.id, check_text(item.instance_name, where, "instance_name"), match.gpu_id, count,
+                             check_text(item.location, where, "location") or "unspecified", tier, usd, market))
     return rows
 
 
@@ -142,12 +171,16 @@ def import_provider(
         result.error = f"provider {provider_id!r} is not in the catalog (knowledge/data/providers.csv)"
         return result
     unmapped: Counter[str] = Counter()
-    rows = price_rows(provider_catalog.items, provider_id, snapshot.gpu_index, unmapped)
+    skipped: Counter[str] = Counter()
+    rows = price_rows(provider_catalog.items, snapshot.providers[provider_id], snapshot.gpu_index, unmapped, skipped)
     version = f"gpuhunt {package_version('gpuhunt')}; catalog {provider_catalog.version}"
-    report = ImportReport(f"gpuhunt:{name}", provider_id, SOURCE, version, now, rows_read=len(provider_catalog.items))
+    observed = version_date(provider_catalog.version, now)
+    report = ImportReport(f"gpuhunt:{name}", provider_id, SOURCE, version, observed, rows_read=len(provider_catalog.items))
     report.unmapped = dict(sorted(unmapped.items()))
+    report.skipped = dict(sorted(skipped.items()))
     write_rows(engine, report, rows, dict(snapshot.providers))
     result.ok, result.observations, result.unmapped, result.import_id = True, report.observations, report.unmapped, report.import_id
+    result.observed_at = observed
     return result
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import logging
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,20 +29,71 @@ class SetupReport:
     imports: list[ImportReport] = field(default_factory=list)
 
 
+SNAPSHOTS = BUNDLED_PRICES / "snapshots.csv"
+# Bumped when the import of the same snapshot gives different rows (0005: market kinds, GCP host VMs), so an
+# upgraded database re-imports its bundled baseline once.
+BUNDLED_IMPORT_REVISION = "r3"
+
+
+@dataclass(frozen=True, slots=True)
+class BundledSnapshot:
+    """One bundled catalog file and its source's own date (snapshots.csv, explained in SOURCE.md)."""
+
+    path: Path
+    provider_id: str
+    commit: str
+    source_date: date
+    date_basis: str
+
+    @property
+    def observed_at(self) -> datetime:
+        return datetime.combine(self.source_date, time(0, 0), tzinfo=UTC)
+
+    @property
+    def source_version(self) -> str:
+        return f"skypilot-catalog {self.commit[:12]}; bundled {BUNDLED_IMPORT_REVISION}"
+
+
+def bundled_snapshots() -> list[BundledSnapshot]:
+    """The bundled snapshots with their source dates; a file without a dated row stops the import, named."""
+    with SNAPSHOTS.open(encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh)
+        rows = {r["file"]: (reader.line_num, r) for r in reader}
+    out = []
+    for path in sorted(BUNDLED_PRICES.glob("*.csv")):
+        if path.name == SNAPSHOTS.name:
+            continue
+        if path.name not in rows:
+            raise ValueError(f"{SNAPSHOTS.name}: no source date for {path.name}; add its commit and date")
+        line, r = rows[path.name]
+        try:
+            when = date.fromisoformat(r["source_date"])
+        except ValueError:
+            raise ValueError(f"{SNAPSHOTS.name}:{line}: source_date {r['source_date']!r} is not YYYY-MM-DD") from None
+        out.append(BundledSnapshot(path, r["provider"], r["commit"], when, r["date_basis"]))
+    return out
+
+
 def bundled_price_files() -> list[Path]:
-    return sorted(BUNDLED_PRICES.glob("*.csv"))
+    return [s.path for s in bundled_snapshots()]
 
 
 def import_bundled_prices(engine: Engine, *, only_missing: bool = True) -> list[ImportReport]:
-    """Import each bundled SkyPilot snapshot whose provider has no import yet (or all of them)."""
-    from knowledge.prices import import_prices
+    """Import each bundled snapshot not imported yet in this version, observed at its source's date, as a baseline.
+
+    A bundled import never replaces a user's or a live source's prices and never makes a digest change on its own.
+    """
+    from knowledge.prices import ImportPolicy, import_prices
 
     with engine.connect() as conn:
-        done = set(conn.execute(select(col(tables.ImportRun.provider_id))).scalars())
+        done = set(conn.execute(select(col(tables.ImportRun.provider_id), col(tables.ImportRun.source_version))).all())
+    # A release's snapshot may rename offers (GCP rows now name their host VM): switching off the old names is meant.
+    release = ImportPolicy(allow_deactivate=True)
     return [
-        import_prices(engine, path, fmt="skypilot")
-        for path in bundled_price_files()
-        if not (only_missing and path.stem in done)
+        import_prices(engine, snap.path, fmt="skypilot", provider=snap.provider_id, observed_at=snap.observed_at,
+                      bundled=True, source_version=snap.source_version, policy=release)
+        for snap in bundled_snapshots()
+        if not (only_missing and (snap.provider_id, snap.source_version) in done)
     ]
 
 

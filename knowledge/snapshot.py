@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
+from functools import lru_cache
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -11,8 +12,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sqlalchemy import Engine, select
 
 from knowledge import tables
-from knowledge.db import table_of
-from rules.types import GpuSpec, ModelSpec, Offer, Provider
+from knowledge.db import as_utc, table_of
+from rules.types import GpuSpec, ModelSpec, Offer, Provider, PurchasePrice
 
 if TYPE_CHECKING:
     from knowledge.resolve import GpuIndex, ModelIndex
@@ -29,6 +30,10 @@ class Snapshot:
     gpu_index: GpuIndex
     model_index: ModelIndex
     taken_at: datetime
+    # Prices older than this carry a notice on cards (Settings.price_stale_days, PRICE_STALE_DAYS).
+    stale_after_days: int = 14
+    # Street prices to buy a GPU, new and used, newest first (knowledge/data/purchase_prices.csv).
+    purchase_prices: Mapping[str, tuple[PurchasePrice, ...]] = field(default_factory=dict)
     # Computed once here: every answer card asks for it, and a scan of 100,000 offers takes ~15 ms.
     _prices_as_of: datetime | None = field(init=False, repr=False, compare=False)
     # Indexes derived from this snapshot (offer book, market summaries), built on first use and
@@ -82,6 +87,7 @@ def offer_spec(row: tables.Offer) -> Offer:
         interconnect=row.interconnect,
         observed_at=row.observed_at,
         source=row.source,
+        market=row.market,  # type: ignore[arg-type]
     )
 
 
@@ -91,12 +97,19 @@ _MICRO_USD = Decimal("0.000001")
 def _offer_from_tuple(row: Any) -> Offer:
     """offer_spec for a Core row in _OFFER_COLUMNS order (positional: ~2x cheaper per offer)."""
     (gpu_id, provider_id, instance_type, gpu_count, region, tier, usd_per_hour, increment_s, link, seen,
-     source) = row
+     source, market) = row
     usd = Decimal(usd_per_hour)
     usd_per_gpu = (usd / gpu_count).quantize(_MICRO_USD)
     return Offer(
-        gpu_id, provider_id, instance_type, gpu_count, region, tier, usd, usd_per_gpu, increment_s, link, seen, source
+        gpu_id, provider_id, instance_type, gpu_count, region, tier, usd, usd_per_gpu, increment_s, link,
+        _utc(seen), source, market
     )
+
+
+@lru_cache(maxsize=4096)
+def _utc(seen: datetime) -> datetime:
+    """as_utc, memoised: an import stamps every offer with the same time, and this runs once per offer."""
+    return as_utc(seen)
 
 
 def build_snapshot(
@@ -108,6 +121,8 @@ def build_snapshot(
     gpu_aliases: Iterable[Any] = (),
     model_aliases: Iterable[Any] = (),
     taken_at: datetime | None = None,
+    stale_after_days: int = 14,
+    purchase_prices: Iterable[PurchasePrice] = (),
 ) -> Snapshot:
     """Build a snapshot from plain values (tests use this without a database)."""
     from knowledge.resolve import GpuIndex, ModelIndex
@@ -129,15 +144,25 @@ def build_snapshot(
         gpu_index=GpuIndex.build(gpu_map, list(gpu_aliases)),
         model_index=ModelIndex.build(model_map, list(model_aliases)),
         taken_at=taken_at or datetime.now(UTC),
+        stale_after_days=stale_after_days,
+        purchase_prices=_street(purchase_prices, gpu_map),
     )
 
 
-def load_snapshot(engine: Engine) -> Snapshot:
+def _street(prices: Iterable[PurchasePrice], gpus: Mapping[str, GpuSpec]) -> dict[str, tuple[PurchasePrice, ...]]:
+    from knowledge.purchase import by_gpu
+
+    return by_gpu(prices, gpus)
+
+
+def load_snapshot(engine: Engine, *, stale_after_days: int = 14) -> Snapshot:
     """Read the catalog and the active offers from the database into a Snapshot.
 
     Core selects of plain tuples, no ORM objects: building, tracking and discarding one SQLModel
     instance per offer was most of the load time.
     """
+    from knowledge.purchase import purchase_prices
+
     offer_t = table_of(tables.Offer)
     active = select(*(offer_t.c[name] for name in _OFFER_COLUMNS)).where(offer_t.c.active == True)
     with engine.connect() as conn:
@@ -160,12 +185,14 @@ def load_snapshot(engine: Engine) -> Snapshot:
         offers=offers,
         gpu_aliases=gpu_aliases,
         model_aliases=model_aliases,
+        stale_after_days=stale_after_days,
+        purchase_prices=purchase_prices(),
     )
 
 
 _OFFER_COLUMNS = (
     "gpu_id", "provider_id", "instance_type", "gpu_count", "region", "tier", "usd_per_hour",
-    "billing_increment_s", "interconnect", "observed_at", "source",
+    "billing_increment_s", "interconnect", "observed_at", "source", "market",
 )
 
 

@@ -130,6 +130,11 @@ class ImportRun(SQLModel, table=True):
     rows_read: int = 0
     offers_written: int = 0
     unmapped_json: str = "{}"  # {"accelerator name": rows}
+    # A snapshot shipped with the release: a baseline only. It never replaces a user's or a live source's
+    # prices, and never produces a digest change on its own (knowledge.history).
+    bundled: bool = False
+    skipped_json: str = "{}"  # rows read but not kept, by reason: {"no_host_vm": 12, ...}
+    current: bool = True  # False: older than the feed's data in force, kept as history only
 
 
 class Offer(SQLModel, table=True):
@@ -153,6 +158,7 @@ class Offer(SQLModel, table=True):
     observed_at: datetime
     source: str
     active: bool = True  # False when the latest import of this provider no longer lists it
+    market: str = "on-demand"  # rules.types.Market
 
 
 class PriceObservation(SQLModel, table=True):
@@ -172,6 +178,7 @@ class PriceObservation(SQLModel, table=True):
     observed_at: datetime
     source: str
     source_version: str
+    market: str = "on-demand"  # rules.types.Market
 
 
 class HubModel(SQLModel, table=True):

@@ -16,6 +16,10 @@ Segment = Literal["consumer", "workstation", "datacenter"]
 Method = Literal["full", "pretrain", "lora", "qlora", "inference", "diffusion", "serving", "running"]
 TokensPerSecondScope = Literal["per_user", "total"]
 Tier = Literal["on-demand", "spot", "reserved"]
+# How a price is set (DESIGN §2 Prices): a fixed on-demand rate, an interruptible spot rate, an auction's clearing or
+# reserve price (Mithril), a marketplace's median listing (Vast, SimplePod, aggregators), a committed reservation.
+Market = Literal["on-demand", "spot", "auction", "marketplace", "reserved"]
+MARKETS: tuple[Market, ...] = ("on-demand", "spot", "auction", "marketplace", "reserved")
 Sharding = Literal["none", "ddp", "zero1", "zero2", "zero3", "fsdp"]
 Checkpointing = Literal["none", "full", "selective", "offloaded"]
 Objective = Literal["cheapest", "fastest", "simplest", "balanced"]
@@ -100,6 +104,19 @@ class ModelSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class PurchasePrice:
+    """A street price to buy one GPU (or one Mac / DGX Spark), new or used, on a date, with its source."""
+
+    gpu_id: str
+    condition: Literal["new", "used"]
+    usd_low: Decimal
+    usd_high: Decimal  # = usd_low for a single price
+    observed: date
+    source: str  # URL
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Provider:
     """A place that rents GPUs."""
 
@@ -125,8 +142,11 @@ class Offer:
     usd_per_gpu_hour: Decimal
     billing_increment_s: int
     interconnect: str  # "NVLink", "PCIe", "unknown"
-    observed_at: datetime
+    observed_at: datetime  # the source's own date (a catalog's commit, a live catalog's version), never the import time
     source: str
+    # Spot and auction prices are stored with tier "spot": a plan uses them only when the user allows spot, with the
+    # rework allowance (rules.market.offers); a marketplace median is a "from" price (cards say so).
+    market: Market = "on-demand"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """A minimal local fake of the Slack Web API for digest tests: records posts, serves history, injects faults.
 
 Implements chat.postMessage (with message metadata), conversations.history (include_all_metadata),
-and conversations.open. Faults: per-channel errors (`not_in_channel`, `is_archived`), revoked tokens,
+conversations.open, and the three steps of files_upload_v2 (files.getUploadURLExternal, the upload itself to
+the URL it hands out, files.completeUploadExternal): `state.files` holds each completed upload with its bytes. Faults: per-channel errors (`not_in_channel`, `is_archived`), revoked tokens,
 N leading 429s with Retry-After, and a hang after recording a post (the message is in Slack, the
 poster never hears back: what a crash between "posted" and "recorded" looks like).
 """
@@ -27,6 +28,9 @@ class FakeSlackState:
     hang_after_post_s: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
     ts_counter: int = 0
+    pending: dict[str, dict[str, Any]] = field(default_factory=dict)  # file id → name, length, bytes once uploaded
+    files: list[dict[str, Any]] = field(default_factory=list)  # completed uploads: channel, thread_ts, title, bytes
+    base_url: str = ""
 
     def posts(self, channel: str | None = None) -> list[dict[str, Any]]:
         with self.lock:
@@ -57,6 +61,21 @@ class _Handler(BaseHTTPRequestHandler):
         self._dispatch()
 
     def do_POST(self) -> None:
+        path = urlparse(self.path).path
+        if path.startswith("/upload/"):  # step 2 of files_upload_v2: raw bytes to the URL step 1 handed out
+            length = int(self.headers.get("Content-Length") or 0)
+            data = self.rfile.read(length)
+            file_id = path.rsplit("/", 1)[-1]
+            with self.state.lock:
+                known = file_id in self.state.pending
+                if known:
+                    self.state.pending[file_id]["bytes"] = data
+            raw = f"OK - {len(data)}".encode()
+            self.send_response(200 if known else 404)
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+            return
         self._dispatch()
 
     def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
@@ -120,6 +139,31 @@ class _Handler(BaseHTTPRequestHandler):
                 m.pop("metadata", None)
         self._send(200, {"ok": True, "messages": msgs, "has_more": False})
 
+    def api_files_getUploadURLExternal(self, args: dict[str, Any]) -> None:
+        st = self.state
+        with st.lock:
+            file_id = f"F{len(st.pending) + 1:06d}"
+            st.pending[file_id] = {"filename": args.get("filename"), "length": int(args.get("length") or 0)}
+        self._send(200, {"ok": True, "upload_url": f"{st.base_url}upload/{file_id}", "file_id": file_id})
+
+    def api_files_completeUploadExternal(self, args: dict[str, Any]) -> None:
+        st = self.state
+        files = args.get("files")
+        files = json.loads(files) if isinstance(files, str) else files or []
+        done = []
+        with st.lock:
+            for f in files:
+                pending = st.pending.get(f["id"], {})
+                if "bytes" not in pending:
+                    self._send(200, {"ok": False, "error": "file_not_found"})
+                    return
+                record = {"id": f["id"], "title": f.get("title"), "filename": pending.get("filename"),
+                          "channel": args.get("channel_id"), "thread_ts": args.get("thread_ts"),
+                          "bytes": pending["bytes"]}
+                st.files.append(record)
+                done.append({"id": f["id"], "title": f.get("title")})
+        self._send(200, {"ok": True, "files": done})
+
     def api_conversations_open(self, args: dict[str, Any]) -> None:
         self._send(200, {"ok": True, "channel": {"id": "D" + str(args.get("users", "U"))}})
 
@@ -139,6 +183,7 @@ class FakeSlack:
         handler = type("Handler", (_Handler,), {"state": self.state})
         self.server = _QuietServer(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/"
+        self.state.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def __enter__(self) -> FakeSlack:

@@ -164,6 +164,21 @@ def _serving_many(catalog: Any) -> Verdict:
                                PrecisionFit("awq", True, 40.1, 72.6, "quant.4bit")))
 
 
+def _price_markets() -> tuple[str, Any, datetime]:
+    """Issue 18: a marketplace median ("from"), an auction price (Mithril's H100 8x row: $8.00/h = $1.00/GPU-h in
+    knowledge/data/prices/skypilot-v7/mithril.csv) and prices a year old, on a card read on 2026-11-25."""
+    from bot.render.views import ProviderPrice
+
+    seen = datetime(2025, 11, 12, tzinfo=UTC)
+    rows = (
+        ProviderPrice("mithril", "Mithril", None, Decimal("1.00"), 3600, seen, None, "auction"),
+        ProviderPrice("vast", "Vast.ai", Decimal("1.80"), None, 1, seen, "marketplace", None),
+        ProviderPrice("lambda", "Lambda", Decimal("2.99"), None, 60, seen, "on-demand", None),
+    )
+    gpu = sample_catalog().gpus["a100-sxm-80gb"]
+    return "price", PriceView(gpu, rows, seen), datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
+
+
 def card_samples() -> dict[str, tuple[str, Any, datetime]]:
     """name → (card kind, view, now): every card kind, the guides' tables among them."""
     c = sample_catalog()
@@ -196,6 +211,7 @@ def card_samples() -> dict[str, tuple[str, Any, datetime]]:
         "price-a100": ("price", PriceView(c.gpus["a100-sxm-80gb"], provider_prices(c, "a100-sxm-80gb"), OBSERVED_AT),
                        NOW),
         "price-none": ("price", PriceView(c.gpus["gb200"], (), OBSERVED_AT), NOW),
+        "price-markets": _price_markets(),
         "clarify-gpu": ("clarification", ClarifyView("gpu_ambiguous", "a100", (Choice("A100 SXM (80GB)", "a100-sxm-80gb"),
                         Choice("A100 SXM (40GB)", "a100-sxm-40gb")), state, "lora on a100"), NOW),
         "clarify-size": ("clarification", ClarifyView("model_size_missing", None, tuple(

@@ -50,7 +50,8 @@ def test_refresh_imports_recorded_catalog_with_source_version_and_time(loaded_en
     with Session(loaded_engine) as s:
         obs = s.execute(select(tables.PriceObservation).where(tables.PriceObservation.source == "gpuhunt")).scalars().all()
     assert {o.source_version for o in obs} == {"gpuhunt 0.1.34; catalog 20261101-rec"}
-    assert {o.observed_at.replace(tzinfo=UTC) for o in obs} == {NOW}
+    # Observed at the source's date: gpuhunt versions start with the UTC day they were collected (YYYYMMDD-RUN).
+    assert {o.observed_at.replace(tzinfo=UTC) for o in obs} == {datetime(2026, 11, 1, tzinfo=UTC)}
     # lambda.csv lists gpu_1x_h100_sxm5 at $3.29/h (europe-central-1, its first row): the same price arrives.
     h100 = [o for o in obs if o.instance_type == "gpu_1x_h100_sxm5"]
     assert [(o.gpu_id, Decimal(o.usd_per_hour), o.tier) for o in h100] == [("h100-sxm-80gb", Decimal("3.29"), "on-demand")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import fields
-from datetime import date, datetime
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,7 +55,11 @@ def register(subparsers: Subparsers) -> None:
     p.add_argument("--format", choices=("skypilot", "csv", "json"), default=None,
                    help="default: json for .json, skypilot for a CSV named after a provider, else csv")
     p.add_argument("--provider", help="provider id (default: the SkyPilot file's name)")
-    p.add_argument("--observed-at", help="ISO-8601 time the prices were observed (default: now)")
+    p.add_argument("--observed-at", help="ISO-8601 time the prices were observed, the source's own date (default: now)")
+    p.add_argument("--allow-deactivate", action="store_true",
+                   help="accept an import that switches off the provider's offers (an empty file, a shrunk catalog)")
+    p.add_argument("--max-deactivated-pct", type=float, default=100.0,
+                   help="refuse an import that switches off at least this share of the provider's offers (default 100)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=cmd_prices_import)
 
@@ -226,9 +230,10 @@ def cmd_db_upgrade(args: argparse.Namespace) -> int:
 
 def _import_json(r: ImportReport) -> dict[str, Any]:
     return {
-        "file": r.file_name, "provider": r.provider_id, "rows_read": r.rows_read,
+        "file": r.file_name, "provider": r.provider_id, "rows_read": r.rows_read, "rows_kept": r.rows_kept,
         "offers": r.offers_written, "observations": r.observations,
-        "deactivated": r.offers_deactivated, "unmapped": r.unmapped,
+        "deactivated": r.offers_deactivated, "unmapped": r.unmapped, "skipped": r.skipped,
+        "observed_at": r.observed_at.isoformat(), "bundled": r.bundled, "current": r.current,
     }
 
 
@@ -241,26 +246,32 @@ def _show_setup(summary: dict[str, Any]) -> str:
 
 
 def _show_import(i: dict[str, Any]) -> str:
-    unmapped = ", ".join(f"{k} ({v})" for k, v in i["unmapped"].items())
-    return (f"{i['file']}: {i['rows_read']} accelerator rows → {i['offers']} offers"
-            + (f"; unmapped: {unmapped}" if unmapped else ""))
+    unmapped = ", ".join(f"{k} ({v})" for k, v in list(i["unmapped"].items())[:8])
+    more = len(i["unmapped"]) - 8
+    skipped = ", ".join(f"{k} ({v})" for k, v in i.get("skipped", {}).items())
+    history = "" if i.get("current", True) else "; older than the prices in force: kept as history only"
+    return (f"{i['file']}: {i['rows_read']} accelerator rows, {i.get('rows_kept', '?')} kept → {i['offers']} offers, "
+            f"{i['deactivated']} switched off, observed {i.get('observed_at', '?')[:10]}"
+            + (f"; skipped: {skipped}" if skipped else "")
+            + (f"; unmapped: {unmapped}" + (f" and {more} more" if more > 0 else "") if unmapped else "") + history)
 
 
 def cmd_prices_import(args: argparse.Namespace) -> int:
-    from knowledge.prices import PriceImportError, import_prices
+    from knowledge.price_validation import parse_observed_at
+    from knowledge.prices import ImportPolicy, PriceImportError, import_prices
 
     fmt = args.format or ("json" if args.file.suffix == ".json" else "skypilot" if not args.provider and args.file.suffix == ".csv" and _is_skypilot(args.file) else "csv")
-    observed = None
-    if args.observed_at:
-        try:
-            observed = datetime.fromisoformat(args.observed_at.replace("Z", "+00:00"))
-        except ValueError:
-            raise CliError(f"--observed-at {args.observed_at!r} is not ISO-8601 (e.g. 2026-11-01T09:00:00Z)") from None
-    engine = open_context().engine
+    if not 0 < args.max_deactivated_pct <= 100:
+        raise CliError(f"--max-deactivated-pct must be more than 0 and at most 100, got {args.max_deactivated_pct}")
+    policy = ImportPolicy(args.allow_deactivate, Decimal(str(args.max_deactivated_pct)) / 100)
     try:
-        report = import_prices(engine, args.file, fmt=fmt, provider=args.provider, observed_at=observed)
+        observed = parse_observed_at(args.observed_at) if args.observed_at else None
+        engine = open_context().engine
+        report = import_prices(engine, args.file, fmt=fmt, provider=args.provider, observed_at=observed, policy=policy)
     except PriceImportError as exc:
         raise CliError(f"nothing imported: {exc}") from None
+    except OSError as exc:
+        raise CliError(f"nothing imported: {args.file}: {exc.strerror or exc}") from None
     out = _import_json(report)
     print(to_json(out) if args.json else _show_import(out))
     return 0
@@ -268,7 +279,7 @@ def cmd_prices_import(args: argparse.Namespace) -> int:
 
 def _is_skypilot(path: Path) -> bool:
     try:
-        with path.open(encoding="utf-8") as fh:
-            return "AcceleratorName" in fh.readline()
-    except (OSError, UnicodeDecodeError):
+        with path.open("rb") as fh:
+            return b"AcceleratorName" in fh.readline(65536)
+    except OSError:
         return False

@@ -49,7 +49,7 @@ class Context:
         if self._snapshot is None:
             from knowledge.snapshot import load_snapshot
 
-            self._snapshot = load_snapshot(self.engine)
+            self._snapshot = load_snapshot(self.engine, stale_after_days=self.settings.price_stale_days)
         return self._snapshot
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
@@ -43,6 +44,8 @@ def register(subparsers: Subparsers) -> None:
     p.add_argument("--lease-seconds", type=float, default=300.0,
                    help="take over a claim whose owner has not finished after this long (default 300)")
     p.add_argument("--timeout", type=int, default=30, help="Slack request timeout in seconds (default 30)")
+    p.add_argument("--no-refresh", action="store_true",
+                   help="do not refresh live prices (default: every PRICE_REFRESH_HOURS, 6 h)")
     p.set_defaults(handler=cmd_scheduler)
 
 
@@ -75,7 +78,7 @@ def preview(ctx: Context, args: argparse.Namespace) -> DigestPreview:
     from bot.cli.context import CliError
     from bot.digest.card import changes_json, render_digest
     from bot.digest.commands import CommandProblem, resolve_gpus
-    from knowledge.history import compute_digest, list_imports
+    from knowledge.history import compute_digest, list_imports, newest_observation
     from rules.market.changes import Thresholds
 
     snapshot = ctx.snapshot()
@@ -85,10 +88,10 @@ def preview(ctx: Context, args: argparse.Namespace) -> DigestPreview:
         raise CliError(str(exc)) from None
     since = _parse_since(args.since)
     if since is None:
-        imports = list_imports(ctx.engine)
-        if not imports:
+        newest = newest_observation(list_imports(ctx.engine))
+        if newest is None:
             raise CliError("no prices imported yet: run `gpu-advisor prices import FILE` or `prices refresh`")
-        since = max(i.observed_at for i in imports) - timedelta(hours=24)
+        since = newest - timedelta(hours=24)  # the newest user or live data, else the bundled baseline
     thresholds = Thresholds(_decimal(args.threshold_pct, "--threshold-pct"), _decimal(args.threshold_usd, "--threshold-usd"))
     digest = compute_digest(ctx.engine, since=since, thresholds=thresholds, gpu_filter=frozenset(gpus),
                             gpu_order=tuple(snapshot.gpus))
@@ -112,7 +115,8 @@ def cmd_preview(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_scheduler(ctx: Context, *, dry_run: bool = False, lease_s: float = 300.0, timeout_s: int = 30) -> Scheduler:
+def build_scheduler(ctx: Context, *, dry_run: bool = False, lease_s: float = 300.0, timeout_s: int = 30,
+                    refresh: bool = False) -> Scheduler:
     """A Scheduler on the context's database, with the workspace tokens available (bot token or OAuth store)."""
     from bot.digest.scheduler import InstallationTokens, Scheduler, SchedulerConfig, StaticTokens, TokenSource
     from knowledge.snapshot import load_snapshot
@@ -123,10 +127,12 @@ def build_scheduler(ctx: Context, *, dry_run: bool = False, lease_s: float = 300
         from knowledge.slack_store import DbInstallationStore
 
         tokens = InstallationTokens(DbInstallationStore(engine=ctx.engine, client_id=settings.slack_client_id))
+    every = timedelta(hours=settings.price_refresh_hours) if refresh and settings.price_refresh_hours > 0 else None
     cfg = SchedulerConfig(api_url=settings.slack_api_url, lease=timedelta(seconds=lease_s), timeout_s=timeout_s,
-                          dry_run=dry_run)
+                          dry_run=dry_run, refresh_every=every, catalog_url=os.environ.get("GPUHUNT_CATALOG_URL"))
     engine = ctx.engine
-    return Scheduler(engine=engine, tokens=tokens, cfg=cfg, catalog=lambda: load_snapshot(engine))
+    days = settings.price_stale_days
+    return Scheduler(engine=engine, tokens=tokens, cfg=cfg, catalog=lambda: load_snapshot(engine, stale_after_days=days))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -154,7 +160,7 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
 
     ctx = open_context()
     logging.getLogger().setLevel(ctx.settings.log_level)  # LOG_LEVEL, as for `serve`
-    scheduler = build_scheduler(ctx, lease_s=args.lease_seconds, timeout_s=args.timeout)
+    scheduler = build_scheduler(ctx, lease_s=args.lease_seconds, timeout_s=args.timeout, refresh=not args.no_refresh)
     if args.once:
         report = scheduler.run_once()
         print(json.dumps({"outcomes": report.outcomes, "alerts_fired": report.alerts_fired}), flush=True)

@@ -40,6 +40,7 @@ def change_json(c: Change, gpus: Mapping[str, GpuSpec]) -> ChangeJson:
         "provider": c.key.provider_id,
         "gpu_count": c.key.gpu_count,
         "tier": c.key.tier,
+        "market": c.key.market,
         "kind": c.kind,
         "old_usd_per_hour": _money(c.old_usd_per_hour),
         "new_usd_per_hour": _money(c.new_usd_per_hour),
@@ -121,7 +122,8 @@ def render_digest(digest: DigestInput, *, gpus: Mapping[str, GpuSpec], providers
 
 
 def _change_line(c: ChangeView) -> str:
-    where = f"{c['provider']} {c['gpu_count']}× {c['tier']}"
+    kind = c["tier"] if c.get("market") in (None, "on-demand", "spot", "reserved") else c["market"]
+    where = f"{c['provider']} {c['gpu_count']}× {kind}"
     if c["kind"] == "new":
         return f"🆕 {where}: new at ${c['new_usd_per_hour']}/h"
     if c["kind"] == "gone":

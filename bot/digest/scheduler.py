@@ -24,7 +24,7 @@ from sqlalchemy import Engine
 from knowledge import digest_store as store
 from knowledge.db import as_utc
 from knowledge.digest_tables import DigestPeriod, DigestSubscription, PriceAlert
-from knowledge.history import compute_digest, prices_at
+from knowledge.history import bundled_providers, compute_digest, list_imports, prices_at
 from knowledge.slack_store import prune_deliveries
 from rules.market.changes import DigestInput, SeriesPrice, Thresholds, per_gpu_cheapest
 
@@ -88,6 +88,11 @@ class SchedulerConfig:
     lease: timedelta = store.CLAIM_LEASE
     timeout_s: int = 30
     dry_run: bool = False
+    # Live prices (gpuhunt) are refreshed this often by the clock; None = never (tests, `digest run`).
+    refresh_every: timedelta | None = None
+    catalog_url: str | None = None  # where gpuhunt catalogs are published (None: gpuhunt's own)
+    charts: int = 3  # price-history charts uploaded with a digest (its first GPUs); 0 = none
+    chart_days: int = 30
 
 
 class DryRunLine(TypedDict):
@@ -221,6 +226,8 @@ class Scheduler:
     def run_once(self, now: datetime | None = None) -> RunReport:
         now = now or datetime.now(UTC)
         report = RunReport()
+        if not self.cfg.dry_run:
+            self.refresh_prices(now, report)
         snapshot = self.catalog()
         if not self.cfg.dry_run:
             self.resume_reinstalled(now, report)
@@ -341,7 +348,16 @@ class Scheduler:
                     "event_payload": {"subscription_id": claim.subscription_id, "period": claim.period_key, "changes": digest.change_count}}
         resp = client.chat_postMessage(channel=sub.channel_id, text=message["text"], blocks=message["blocks"],
                                        metadata=metadata, unfurl_links=False, unfurl_media=False)
-        return str(resp["ts"])
+        ts = str(resp["ts"])
+        self._upload_charts(client, sub, digest, snapshot, now, ts)
+        return ts
+
+    def _upload_charts(self, client: WebClient, sub: DigestSubscription, digest: DigestInput, snapshot: Snapshot,
+                       now: datetime, ts: str) -> None:
+        from bot.digest.refresh import upload_charts
+
+        upload_charts(client, self.engine, sub, digest, snapshot, now=now, thread_ts=ts, limit=self.cfg.charts,
+                      days=self.cfg.chart_days)
 
     def _finish(self, claim: store.Claim, status: str, now: datetime, digest: DigestInput, ts: str | None = None) -> None:
         store.finish_period(self.engine, claim, status=status, now=now, message_ts=ts, prices_at=digest.prices_at,
@@ -352,6 +368,13 @@ class Scheduler:
         store.finish_period(self.engine, claim, status="failed", now=now, error=code)
         store.record_error(self.engine, claim.subscription_id, code, now)
         return "failed"
+
+    def refresh_prices(self, now: datetime, report: RunReport) -> None:
+        """Fresh prices by default (bot.digest.refresh): live catalogs when `refresh_every` has passed."""
+        from bot.digest.refresh import refresh_if_due
+
+        for outcome, what in refresh_if_due(self.engine, self.cfg.refresh_every, self.cfg.catalog_url, now):
+            report.add(outcome, what)
 
     def resume_reinstalled(self, now: datetime, report: RunReport) -> None:
         """Resume a paused workspace once its bot was installed again after the pause (OAuth installs)."""
@@ -368,7 +391,11 @@ class Scheduler:
         alerts = store.list_alerts(self.engine)
         if not alerts:
             return []
-        cheapest = per_gpu_cheapest(prices_at(self.engine, now, gpu_ids={a.gpu_id for a in alerts}).values())
+        # A bundled snapshot is a baseline, not news: an alert fires on a user's or a live source's price only.
+        imports = list_imports(self.engine, until=now)
+        baseline = bundled_providers(imports, now)
+        now_prices = prices_at(self.engine, now, gpu_ids={a.gpu_id for a in alerts}, imports=imports)
+        cheapest = per_gpu_cheapest(p for k, p in now_prices.items() if k.provider_id not in baseline)
         fired: list[int] = []
         for a in alerts:
             alert_id = store.stored_id(a)

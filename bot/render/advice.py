@@ -10,6 +10,7 @@ from typing import Any
 from bot.render.filters import format_table, text_bar
 from bot.render.findings import coded_text, format_number, reject_text
 from bot.render.formats import Formatter
+from bot.render.market import offer_label
 from rules.types import GpuSpec, Provider
 from rules.verdict import BREAKDOWN_KEYS, Option, Verdict
 
@@ -93,7 +94,7 @@ def _best_line(view: RecommendationView, f: Formatter) -> str:
     names = dict(count=top.count, gpu=gpu_name(view, top.gpu_id))
     if top.offer is None:
         return f.messages.text("rec.verdict_no_offer", **names)
-    provider = provider_label(view, top.offer.provider_id)
+    provider = offer_label(provider_label(view, top.offer.provider_id), top.offer, f)  # issue 18: spot/auction/median said
     if top.hours is None or top.cost_usd is None:
         return f.messages.text("rec.verdict_no_time", rate=f.rate(top.offer.usd_per_gpu_hour), provider=provider,
                                **names)
@@ -159,7 +160,7 @@ def option_lines(view: RecommendationView, f: Formatter) -> list[str]:
         if option.offer is None:
             tail = f.messages.text("rec.option_no_offer")
         else:
-            tail = f.messages.text("rec.option_offer", provider=provider_label(view, option.offer.provider_id),
+            tail = f.messages.text("rec.option_offer", provider=offer_label(provider_label(view, option.offer.provider_id), option.offer, f),
                                    rate=f.rate(option.offer.usd_per_gpu_hour), date=f.date(option.offer.observed_at))
         lines.append(f"{head}\n      {tail}")
     return lines

@@ -26,6 +26,7 @@ class ChangeJson(TypedDict):
     provider: str
     gpu_count: int
     tier: str
+    market: str  # on-demand, spot, auction, marketplace, reserved: a change never crosses kinds
     kind: ChangeKind
     old_usd_per_hour: str | None
     new_usd_per_hour: str | None
@@ -112,6 +113,9 @@ def when(value: object) -> datetime | None:
 def change_line(change: ChangeView, f: Formatter) -> str:
     kind = change.get("kind")
     tier = f.messages.plain(f"tier.{change.get('tier')}") if f.messages.has(f"tier.{change.get('tier')}") else ""
+    market = change.get("market")
+    if market in ("auction", "marketplace"):  # say the kind where the tier alone would mislead
+        tier = f.messages.plain(f"market.{market}")
     pct = change.get("change_pct")
     return f.messages.text(
         f"digest.change.{kind}" if kind in ("drop", "rise", "new", "gone") else "digest.change.rise",

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from bot.render.formats import DASH, Formatter
+from bot.render.market import labelled_rate
 from bot.render.views import GpuColumn, PriceView
+from rules.types import PurchasePrice
 
 
 def spec_rows(columns: tuple[GpuColumn, ...], f: Formatter) -> list[list[str]]:
@@ -54,7 +56,26 @@ def detail_rows(column: GpuColumn, f: Formatter) -> list[tuple[str, str]]:
         (p("row.software"), g.software_stack),
         (p("row.form_factor"), g.form_factor),
         (p("row.purchase"), f.money(g.purchase_usd, cents=False) if g.purchase_usd else DASH),
+        *([(p("row.street"), street_text(column, f))] if column.street else []),
     ]
+
+
+def street_text(column: GpuColumn, f: Formatter) -> str:
+    """The newest street price per condition: "new $2,200–$2,800 (Feb 1, 2026) · used $700–$1,000 (…)"."""
+    newest: dict[str, PurchasePrice] = {}
+    for price in column.street:  # newest first
+        newest.setdefault(price.condition, price)
+    parts = []
+    for condition in ("new", "used"):
+        found = newest.get(condition)
+        if found is None:
+            continue
+        price = found
+        amount = f.money(price.usd_low, cents=False)
+        if price.usd_high != price.usd_low:
+            amount += "–" + f.money(price.usd_high, cents=False)
+        parts.append(f.messages.plain(f"value.street_{condition}", price=amount, date=f.date(price.observed)))
+    return " · ".join(parts)
 
 
 def price_table(view: PriceView, f: Formatter, limit: int) -> list[list[str]]:
@@ -63,8 +84,8 @@ def price_table(view: PriceView, f: Formatter, limit: int) -> list[list[str]]:
     header = [p("price.col.provider"), p("price.col.on_demand"), p("price.col.spot"),
               p("price.col.billing"), p("price.col.observed")]
     body = [
-        [r.provider_name, f.money(r.on_demand_usd), f.money(r.spot_usd), f.billing(r.billing_increment_s),
-         f.date(r.observed_at)]
+        [r.provider_name, labelled_rate(r.on_demand_usd, r.on_demand_market, f),
+         labelled_rate(r.spot_usd, r.spot_market, f), f.billing(r.billing_increment_s), f.date(r.observed_at)]
         for r in view.rows[:limit]
     ]
     return [header] + body
@@ -78,4 +99,8 @@ def _fp16(fp16: float, bf16: float | None, f: Formatter) -> str:
 
 def _cheapest(column: GpuColumn, f: Formatter) -> str:
     offer = column.cheapest_on_demand
-    return DASH if offer is None else f.rate(offer.usd_per_gpu_hour)
+    if offer is None:
+        return DASH
+    if offer.market == "marketplace":  # a median of listings: a price to start from, not a machine's fixed rate
+        return f.messages.plain("price.from", rate=f.rate(offer.usd_per_gpu_hour))
+    return f.rate(offer.usd_per_gpu_hour)

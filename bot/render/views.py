@@ -8,8 +8,9 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal, Protocol
 
-from rules.types import GpuSpec, Offer, Provider
+from rules.types import GpuSpec, Offer, Provider, PurchasePrice
 
+DEFAULT_STALE_DAYS = 14  # Settings.price_stale_days when the catalog does not say
 ClarifyKind = Literal["gpu_ambiguous", "gpu_unknown", "model_size_missing", "model_ambiguous", "model_unknown",
                       "compare_needs_two"]
 ErrorKind = Literal["generic", "expired"]
@@ -36,6 +37,8 @@ class GpuColumn:
     cheapest_on_demand: Offer | None
     provider_count: int
     cheapest_provider: str | None  # display name of the cheapest on-demand provider
+    stale_after_days: int = DEFAULT_STALE_DAYS  # the catalog's setting, carried to the card's date line
+    street: tuple[PurchasePrice, ...] = ()  # street prices to buy it, new and used, newest first
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,12 +62,20 @@ class ComparisonView:
     workload_summary: str | None = None
     fit: tuple[FitLine, ...] = ()
 
+    @property
+    def stale_after_days(self) -> int:
+        return self.columns[0].stale_after_days if self.columns else DEFAULT_STALE_DAYS
+
 
 @dataclass(frozen=True, slots=True)
 class SpecsView:
     column: GpuColumn
     prices_at: datetime | None
     question: str = ""
+
+    @property
+    def stale_after_days(self) -> int:
+        return self.column.stale_after_days
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +88,9 @@ class ProviderPrice:
     spot_usd: Decimal | None
     billing_increment_s: int
     observed_at: datetime
+    on_demand_market: str | None = None  # marketplace: a median of listings, shown as a "from" price
+    spot_market: str | None = None  # spot, or auction (Mithril)
+    stale_after_days: int = DEFAULT_STALE_DAYS
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +99,21 @@ class PriceView:
     rows: tuple[ProviderPrice, ...]  # cheapest first
     prices_at: datetime | None
     question: str = ""
+
+    @property
+    def stale_after_days(self) -> int:
+        return self.rows[0].stale_after_days if self.rows else DEFAULT_STALE_DAYS
+
+    @property
+    def oldest_at(self) -> datetime | None:
+        """The oldest price on the card: the date line names it when it is older than the newest."""
+        return min((r.observed_at for r in self.rows), default=None)
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        """The market kinds other than plain on-demand and spot shown on the card (for the legend)."""
+        found = {r.on_demand_market for r in self.rows} | {r.spot_market for r in self.rows}
+        return frozenset(k for k in found if k in ("marketplace", "auction"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,15 +160,25 @@ def gpu_column(catalog: CatalogView, gpu_id: str) -> GpuColumn:
         cheapest_on_demand=cheapest,
         provider_count=len(market.providers),
         cheapest_provider=provider_name(catalog, cheapest.provider_id) if cheapest else None,
+        stale_after_days=stale_days(catalog),
+        street=tuple(getattr(catalog, "purchase_prices", {}).get(gpu_id, ())),
     )
+
+
+def stale_days(catalog: object) -> int:
+    """The snapshot's stale-price threshold (a stand-in catalog without one: the default)."""
+    days = getattr(catalog, "stale_after_days", DEFAULT_STALE_DAYS)
+    return days if isinstance(days, int) else DEFAULT_STALE_DAYS
 
 
 def provider_prices(catalog: CatalogView, gpu_id: str) -> tuple[ProviderPrice, ...]:
     """Per provider: the cheapest on-demand and spot $/GPU-hour, cheapest providers first."""
     from bot.render.books import market_of
 
+    days = stale_days(catalog)
     rows = [ProviderPrice(p.provider_id, provider_name(catalog, p.provider_id), p.on_demand_usd, p.spot_usd,
-                          p.billing_increment_s, p.observed_at) for p in market_of(catalog, gpu_id).providers]
+                          p.billing_increment_s, p.observed_at, p.on_demand_market, p.spot_market, days)
+            for p in market_of(catalog, gpu_id).providers]
     return tuple(sorted(rows, key=_price_order))
 
 

@@ -31,6 +31,7 @@ BOT_SCOPES = (
     "channels:history",
     "chat:write",
     "commands",
+    "files:write",  # price-history charts uploaded with digests (issue 18)
     "groups:history",
     "im:history",
     "im:write",
@@ -107,7 +108,7 @@ def build_production_app(settings: Settings, *, inline: bool = False) -> App:
     from knowledge.setup import prepare_database
 
     engine = prepare_database(settings.database_url)
-    snapshots = snapshot_holder(engine)
+    snapshots = snapshot_holder(engine, stale_after_days=settings.price_stale_days)
     snapshots.start_watching()
     core = PipelineCore(snapshots)
     core.warm_up(utc_now())

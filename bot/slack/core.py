@@ -94,12 +94,13 @@ class SnapshotHolder:
                 log.exception("snapshot refresh failed")
 
 
-def snapshot_holder(engine: Engine) -> SnapshotHolder:
+def snapshot_holder(engine: Engine, *, stale_after_days: int = 14) -> SnapshotHolder:
     """The process's snapshot from the database, watched for new price imports."""
     from knowledge.slack_store import prices_version
     from knowledge.snapshot import load_snapshot
 
-    return SnapshotHolder(load=lambda: load_snapshot(engine), version=lambda: prices_version(engine))
+    return SnapshotHolder(load=lambda: load_snapshot(engine, stale_after_days=stale_after_days),
+                          version=lambda: prices_version(engine))
 
 
 class PipelineCore:

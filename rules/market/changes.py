@@ -30,6 +30,7 @@ class SeriesKey:
     provider_id: str
     gpu_count: int
     tier: str
+    market: str = "on-demand"  # a change is between two observations of the same offer kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +45,11 @@ class PricePoint:
     tier: str
     usd_per_hour: Decimal
     observed_at: datetime
+    market: str = "on-demand"
 
     @property
     def key(self) -> SeriesKey:
-        return SeriesKey(self.gpu_id, self.provider_id, self.gpu_count, self.tier)
+        return SeriesKey(self.gpu_id, self.provider_id, self.gpu_count, self.tier, self.market)
 
 
 @dataclass(frozen=True, slots=True)
