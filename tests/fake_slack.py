@@ -6,6 +6,7 @@ import itertools
 import json
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -23,6 +24,7 @@ BOT_USER_ID = "U0BOT"
 BOT_ID = "B0BOT"
 APP_ID = "A0APP"
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"  # the example secret of Slack's signing docs
+_TRIGGERS = itertools.count(738474920)
 
 
 @dataclass
@@ -219,8 +221,14 @@ def signed_headers(body: str, *, secret: str = SIGNING_SECRET, timestamp: int | 
     return {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": signature, "Content-Type": content_type}
 
 
+def new_trigger_id() -> str:
+    """Slack gives every invocation its own trigger id (shape: 13345224609.738474920.8088930838d88f008e0)."""
+    return f"{int(time.time())}.{next(_TRIGGERS)}.{uuid.uuid4().hex[:31]}"
+
+
 def slash_command_body(text: str, *, user: str = "U0ALICE", channel: str = "C0GENERAL",
-                       response_url: str, trigger_id: str = "13345224609.738474920.8088930838d88f008e0") -> str:
+                       response_url: str, trigger_id: str | None = None) -> str:
+    trigger_id = trigger_id or new_trigger_id()
     return urlencode({
         "token": "gIkuvaNzQIHg97ATvDxqgjtO", "team_id": TEAM_ID, "team_domain": "fake",
         "channel_id": channel, "channel_name": "general", "user_id": user, "user_name": user.lower(),
@@ -246,7 +254,7 @@ def block_actions_body(action_id: str, value: str, *, user: str = "U0ALICE", cha
         "type": "block_actions", "user": {"id": user, "username": user.lower(), "team_id": TEAM_ID},
         "api_app_id": APP_ID, "token": "9s8d9as89d8as9d8as989",
         "container": {"type": "message", "message_ts": message_ts, "channel_id": channel, "is_ephemeral": ephemeral},
-        "trigger_id": "12321423423.333649436676.d8c1bb837935619ccad0f624c448ffb3",
+        "trigger_id": f"12321423423.333649436676.{uuid.uuid4().hex}",  # one per click, as Slack's
         "team": {"id": TEAM_ID, "domain": "fake"}, "channel": {"id": channel, "name": "general"},
         "response_url": response_url,
         "actions": [{"action_id": action_id, "block_id": "b1", "value": value, "type": "button",
