@@ -82,13 +82,19 @@ def read_key_file(path: Path, *, create: bool) -> list[str]:
         if not create:
             raise SecretKeyError(f"secret key file {path} does not exist; set SECRET_KEYS or SECRET_KEY_FILE")
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:  # another process made it meanwhile: read theirs
-            return read_key_file(path, create=False)
+        # Written whole under a private name, then linked into place: a process starting at the same
+        # moment either sees no file or a complete one, and only one key ever wins.
+        draft = path.with_name(f".{path.name}.{os.getpid()}")
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(new_key() + "\n")
-        log.info("generated a secret key file at %s (mode 0600)", path)
+        try:
+            os.link(draft, path)
+            log.info("generated a secret key file at %s (mode 0600)", path)
+        except FileExistsError:  # another process made it meanwhile: use theirs
+            pass
+        finally:
+            draft.unlink()
     mode = stat.S_IMODE(path.stat().st_mode)
     if mode & 0o077:
         raise SecretKeyError(f"secret key file {path} is readable by others (mode {mode:04o}); run: chmod 600 {path}")

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 RESTART_PAUSE_S = 1.0  # a worker that exits is started again after this pause
+WORKER_NICE = 10  # workers started beside a server: CFS weight ~1/10 of a web process, acks win the CPU
 
 
 def register(subparsers: Subparsers) -> None:
@@ -46,6 +47,8 @@ def register(subparsers: Subparsers) -> None:
     worker = subparsers.add_parser("worker", help="answer queued Slack requests (the Procfile's worker)")
     worker.add_argument("--threads", type=int, default=1,
                         help="requests answered at once in this process (default 1; scale with processes)")
+    worker.add_argument("--nice", type=int, default=0,
+                        help="lower this process's CPU priority (serve starts its workers at 10: acks win the CPU)")
     worker.set_defaults(handler=run_worker_command)
 
     secrets = subparsers.add_parser("secrets", help="secret keys: make one, check the stored tokens, rotate")
@@ -109,6 +112,8 @@ def run_socket(settings: Settings) -> int:
 def run_worker_command(args: argparse.Namespace) -> int:
     from bot.queue.runtime import run_worker
 
+    if args.nice:
+        os.nice(args.nice)
     settings = _settings()
     return _checked(lambda: run_worker(settings, threads=args.threads))
 
@@ -174,7 +179,7 @@ class AnswerWorkerProcesses:
     def _start(self) -> subprocess.Popen[bytes]:
         script = Path(sys.executable).with_name("gpu-advisor")
         command = [str(script)] if script.exists() else [sys.executable, "-m", "bot.cli"]
-        return subprocess.Popen([*command, "worker"])
+        return subprocess.Popen([*command, "worker", "--nice", str(WORKER_NICE)])
 
     def _keep_running(self) -> None:
         while not self._stopping.wait(RESTART_PAUSE_S):
