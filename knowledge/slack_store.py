@@ -262,17 +262,22 @@ def state_digest(state: str) -> str:
     return hashlib.sha256(state.encode("utf-8")).hexdigest()
 
 
-def claim_delivery(engine: Engine, key: str, *, now: datetime) -> bool:
+def claim_delivery(engine: Engine, key: str, *, now: datetime, owner: str | None = None) -> bool:
     """Record `key` (an event id, or team+channel+ts of a message); True only for the first claim.
 
     The primary key makes this hold across processes: a retried event or the second of
     `message` + `app_mention` for one message loses the insert race and is not answered again.
+    `owner` (the queued request's key) wins again: a re-run of the request that claimed it.
     """
     try:
         with engine.begin() as conn:
-            conn.execute(insert(SlackDelivery).values(key=key[:200], claimed_at=now))
+            conn.execute(insert(SlackDelivery).values(key=key[:200], claimed_at=now, owner=owner))
     except IntegrityError:
-        return False
+        if owner is None:
+            return False
+        with engine.connect() as conn:
+            held_by = conn.execute(select(col(SlackDelivery.owner)).where(col(SlackDelivery.key) == key[:200])).scalar()
+        return held_by == owner
     return True
 
 

@@ -91,6 +91,7 @@ class SlackDelivery(SQLModel, table=True):
     __tablename__ = "slack_delivery"
     key: str = Field(primary_key=True, max_length=200)
     claimed_at: datetime = Field(sa_column=_when(nullable=False, index=True))
+    owner: str | None = Field(default=None, max_length=200)  # the queued request that claimed it (re-runs pass)
 
 
 class SlackThread(SQLModel, table=True):

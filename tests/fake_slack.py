@@ -58,6 +58,10 @@ class FakeSlack:
     calls: list[Call] = field(default_factory=list)
     failures: dict[str, list[Failure]] = field(default_factory=dict)
     expired_responses: set[str] = field(default_factory=set)
+    # Slack's chat.postMessage rule, enforced: a second post to a channel sooner than this gets a 429.
+    channel_interval_s: float = 0.0
+    rate_limited: list[str] = field(default_factory=list)  # channels that got a 429 from that rule
+    _last_post: dict[str, float] = field(default_factory=dict)
     _ts: itertools.count = field(default_factory=lambda: itertools.count(1))  # type: ignore[type-arg]
     _lock: threading.Condition = field(default_factory=threading.Condition)
 
@@ -125,6 +129,8 @@ class FakeSlack:
         if path.startswith("/response/"):
             return (404, None, {}) if path in self.expired_responses else (200, {"ok": True}, {})
         method = path.removeprefix("/api/")
+        if method == "chat.postMessage" and self.channel_interval_s and self._too_soon(str(params.get("channel"))):
+            return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": "1"}
         failure = self._take_failure(method)
         if failure is not None:
             if failure.kind == "ratelimit":
@@ -133,6 +139,15 @@ class FakeSlack:
                 return 503, {"ok": False, "error": "service_unavailable"}, {}
             return 200, {"ok": False, "error": failure.kind}, {}
         return 200, self._success(method, params), {}
+
+    def _too_soon(self, channel: str) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            if now - self._last_post.get(channel, -1e9) < self.channel_interval_s:
+                self.rate_limited.append(channel)
+                return True
+            self._last_post[channel] = now
+            return False
 
     def _take_failure(self, method: str) -> Failure | None:
         with self._lock:

@@ -110,6 +110,7 @@ def kill9(kind: str, slack: FakeSlack, texts: Sequence[str], workdir: Path, *, r
 
 def _outcomes(stack: Stack) -> dict[str, int]:
     from sqlalchemy import func, select
+    from sqlmodel import col
 
     from knowledge.db import make_engine
     from knowledge.slack_tables import SlackRequest
@@ -117,8 +118,8 @@ def _outcomes(stack: Stack) -> dict[str, int]:
     engine = make_engine(stack.database_url)
     try:
         with engine.connect() as conn:
-            rows = conn.execute(select(SlackRequest.outcome, func.count()).group_by(SlackRequest.outcome)).all()
-            rerun = conn.execute(select(func.count()).where(SlackRequest.attempts > 1)).scalar_one()
+            rows = conn.execute(select(col(SlackRequest.outcome), func.count()).group_by(col(SlackRequest.outcome))).all()
+            rerun = conn.execute(select(func.count()).where(col(SlackRequest.attempts) > 1)).scalar_one()
     finally:
         engine.dispose()
     found: dict[str, int] = {"rerun": int(rerun)}

@@ -21,6 +21,7 @@ from sqlalchemy import Engine
 
 from bot.slack.guard import Delivery, Reschedule, backoff_s, delivering
 from bot.slack.ratelimit import Limiter
+from bot.slack.reconnect import once_more
 from knowledge.secret_box import SecretBox
 from knowledge.slack_requests import (
     DONE,
@@ -67,7 +68,8 @@ class AnswerWorker:
         self.config = config
 
     def run(self, key: str) -> float | None:
-        claimed = claim_request(self.engine, key, worker_id=self.worker_id, box=self.box, now=datetime.now(UTC))
+        claimed = once_more(claim_request, self.engine, key, worker_id=self.worker_id, box=self.box,
+                            now=datetime.now(UTC))
         if claimed is None:  # answered, failed, or held by another worker: a duplicate queue entry
             log.debug("request %s: nothing to do", key)
             return None
@@ -90,7 +92,8 @@ class AnswerWorker:
             if not delivery.sent:
                 return self._give_up(claimed, type(exc).__name__)
         outcome = "answered" if delivery.sent else "no_reply"
-        finish_request(self.engine, key, worker_id=self.worker_id, state=DONE, outcome=outcome, now=datetime.now(UTC))
+        once_more(finish_request, self.engine, key, worker_id=self.worker_id, state=DONE, outcome=outcome,
+                  now=datetime.now(UTC))
         log.info("request %s: %s (attempt %d%s)", key, outcome, claimed.attempts,
                  "; " + ", ".join(delivery.events) if delivery.events else "")
         return None
@@ -99,7 +102,7 @@ class AnswerWorker:
         if claimed.attempts >= self.config.max_attempts:
             return self._give_up(claimed, again.reason)
         now = datetime.now(UTC)
-        if not reschedule_request(self.engine, claimed.key, worker_id=self.worker_id, slot_at=again.slot_at,
+        if not once_more(reschedule_request, self.engine, claimed.key, worker_id=self.worker_id, slot_at=again.slot_at,
                                   not_before=now + timedelta(seconds=again.delay_s), now=now):
             return None  # our claim was taken over meanwhile: the other run owns it
         log.info("request %s: %s; attempt %d re-scheduled in %.1f s", claimed.key, again.reason, claimed.attempts,
@@ -114,8 +117,8 @@ class AnswerWorker:
             self.notify_failure(claimed, reason)
         except Exception as exc:  # noqa: BLE001  # Slack itself may be what fails
             log.error("request %s: could not tell the user either (%s)", claimed.key, type(exc).__name__)
-        finish_request(self.engine, claimed.key, worker_id=self.worker_id, state=FAILED, outcome=f"failed:{reason}",
-                       now=datetime.now(UTC))
+        once_more(finish_request, self.engine, claimed.key, worker_id=self.worker_id, state=FAILED,
+                  outcome=f"failed:{reason}", now=datetime.now(UTC))
         return None
 
 

@@ -89,9 +89,10 @@ class Delivery:
     def _mark(self) -> None:
         if self.marked:
             return
+        from bot.slack.reconnect import once_more
         from knowledge.slack_requests import mark_delivering
 
-        if not mark_delivering(self.engine, self.key, worker_id=self.worker_id, now=datetime.now(UTC)):
+        if not once_more(mark_delivering, self.engine, self.key, worker_id=self.worker_id, now=datetime.now(UTC)):
             # Our claim was taken over (this worker was thought dead): another run answers it.
             raise Reschedule(0, "claim lost to another worker")
         self.marked = True
@@ -122,6 +123,12 @@ _CURRENT: ContextVar[Delivery | None] = ContextVar("slack_delivery", default=Non
 
 def current_delivery() -> Delivery | None:
     return _CURRENT.get()
+
+
+def current_request_key() -> str | None:
+    """The queued request being answered in this thread (None outside a worker's job)."""
+    delivery = _CURRENT.get()
+    return delivery.key if delivery else None
 
 
 @contextmanager

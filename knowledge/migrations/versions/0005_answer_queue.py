@@ -3,7 +3,8 @@
 Revision ID: 0005
 Revises: 0004
 
-Also: OAuth `state` values are kept as SHA-256 digests from now on (pending installs of the
+A message's delivery claim (slack_delivery) names the queued request that made it, so a re-run
+of that request after a crash or a 429 is not taken for a duplicate. Also: OAuth `state` values are kept as SHA-256 digests from now on (pending installs of the
 last ten minutes are forgotten and simply start again). Tokens stored before this revision are
 encrypted at the next start (knowledge.slack_secrets.encrypt_stored_secrets); no key is known here.
 """
@@ -62,9 +63,13 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("key"),
     )
     op.execute("DELETE FROM slack_oauth_state")  # clear values; digests from now on
+    with op.batch_alter_table("slack_delivery") as batch:
+        batch.add_column(sa.Column("owner", sa.String(length=200), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("slack_delivery") as batch:
+        batch.drop_column("owner")
     op.drop_table("slack_rate_slot")
     op.drop_index("ix_queue_worker_beat_at", table_name="queue_worker")
     op.drop_table("queue_worker")
