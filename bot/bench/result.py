@@ -103,11 +103,20 @@ class ThroughputResult(TypedDict):
     per_answer: dict[str, float]  # pg_commits, pg_rows_written, pg_rows_read, redis_commands
 
 
-class QueueRun(TypedDict, total=False):
-    """`queue`: the fault run per backend, throughput per backend and worker count, what was skipped."""
+class Kill9Summary(TypedDict):
+    """`queue.kill9`: the SIGKILL run summed over the backends it ran on, and each backend's own figures."""
 
-    kill9: Kill9Result  # the budget row (PostgreSQL + Redis when reachable, else SQLite)
-    kill9_by_backend: dict[str, Kill9Result]
+    accepted: int
+    answered: int
+    doubled: int
+    lost_or_doubled: int  # accepted - answered + doubled: the budget (0)
+    backends: dict[str, Kill9Result]  # "sqlite", "postgres+redis"
+
+
+class QueueRun(TypedDict, total=False):
+    """`queue`: the fault run, throughput per backend and worker count, what was skipped and why."""
+
+    kill9: Kill9Summary
     throughput: dict[str, ThroughputResult]  # "sqlite.w1", "postgres+redis.w2", ...
     skipped: list[str]
 
@@ -182,6 +191,9 @@ class BenchResult(TypedDict, total=False):
     http: dict[str, LevelResult]
     digest_100k_s: float
     digest_detail: DigestTiming
+    digest_1m_s: float
+    digest_1m_detail: DigestTiming
+    queue: QueueRun
     rss_mb: float | None
     rss_bench_mb: float
     budgets: list[BudgetRow]
