@@ -93,9 +93,12 @@ def run_http(settings: Settings, *, host: str, port: int, workers: int, threads:
     from knowledge.setup import prepare_database
     from knowledge.slack_secrets import check_secrets
 
+    from bot.queue.engine import make_huey
+
     engine = prepare_database(settings.database_url)  # migrate once, before the workers fork
     _checked(lambda: check_secrets(engine, secret_box(settings)))
     engine.dispose()
+    make_huey(settings).storage.close()  # the queue's tables too (SQLite file, PostgreSQL tables)
     options = gunicorn_options(host=host, port=port, workers=workers, threads=threads, log_level=settings.log_level)
     with AnswerWorkerProcesses(answer_workers):
         GunicornServer(partial(build_front, settings), options).run()

@@ -55,7 +55,15 @@ def make_huey(settings: Settings) -> Huey:
         return Huey(name, storage_class=SqliteNormalSync, filename=str(path), results=False, timeout=30)
     if kind == "redis":
         return RedisHuey(name, url=url, results=False, blocking=True, read_timeout=1)
-    return PostgresHuey(name, dsn=libpq_dsn(url), results=False, table_prefix=name.replace("-", "_"))
+    import psycopg
+
+    options = {"dsn": libpq_dsn(url), "results": False, "table_prefix": name.replace("-", "_")}
+    try:
+        return PostgresHuey(name, **options)
+    except (psycopg.errors.UniqueViolation, psycopg.errors.DuplicateTable):
+        # Web and worker processes starting together race on CREATE TABLE IF NOT EXISTS (PostgreSQL
+        # checks its catalog before it locks it): the other one made the tables.
+        return PostgresHuey(name, create_tables=False, **options)
 
 
 def answer_task(huey: Huey, run: Callable[[str], float | None]) -> Callable[[str], Any]:
