@@ -58,10 +58,11 @@ class FakeSlack:
     calls: list[Call] = field(default_factory=list)
     failures: dict[str, list[Failure]] = field(default_factory=dict)
     expired_responses: set[str] = field(default_factory=set)
-    # Slack's chat.postMessage rule, enforced: a second post to a channel sooner than this gets a 429.
+    # Slack's chat.postMessage rule, enforced: "one message per second per channel, short bursts allowed":
+    # a post that would make a third in the same channel within this window gets a 429.
     channel_interval_s: float = 0.0
     rate_limited: list[str] = field(default_factory=list)  # channels that got a 429 from that rule
-    _last_post: dict[str, float] = field(default_factory=dict)
+    _posts: dict[str, list[float]] = field(default_factory=dict)
     _ts: itertools.count = field(default_factory=lambda: itertools.count(1))  # type: ignore[type-arg]
     _lock: threading.Condition = field(default_factory=threading.Condition)
 
@@ -143,10 +144,11 @@ class FakeSlack:
     def _too_soon(self, channel: str) -> bool:
         now = time.monotonic()
         with self._lock:
-            if now - self._last_post.get(channel, -1e9) < self.channel_interval_s:
+            recent = [t for t in self._posts.get(channel, []) if now - t < self.channel_interval_s]
+            if len(recent) >= 2:
                 self.rate_limited.append(channel)
                 return True
-            self._last_post[channel] = now
+            self._posts[channel] = [*recent, now]
             return False
 
     def _take_failure(self, method: str) -> Failure | None:

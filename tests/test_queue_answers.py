@@ -48,7 +48,7 @@ def test_slack_ids_key_the_dedupe_record() -> None:
 def test_a_request_stored_twice_is_queued_once_and_its_body_is_encrypted(engine: Any, tmp_path: Path) -> None:
     settings = queue_settings(engine, "http://127.0.0.1:9/api/", tmp_path)
     queued: list[str] = []
-    queue = DurableQueue(engine=engine, box=secret_box(settings), enqueue=queued.append)
+    queue = DurableQueue(engine=engine, box=secret_box(settings), enqueue_many=queued.extend)
     body = json.dumps({"team_id": "T1", "event_id": "EvTwice", "type": "event_callback",
                        "event": {"type": "app_mention", "text": "secret words"}})
     assert queue.submit(Job(body, {"content-type": "application/json"}))

@@ -79,6 +79,28 @@ def answer_task(huey: Huey, run: Callable[[str], float | None]) -> Callable[[str
     return answer_request  # type: ignore[no-any-return]  # a huey TaskWrapper
 
 
+def enqueue_many(huey: Huey, task: Any, keys: list[str]) -> None:
+    """Put many keys on the queue in one round trip (one transaction on SQLite/PostgreSQL, one LPUSH on Redis)."""
+    from huey.storage import PostgresStorage, RedisStorage, SqliteStorage
+
+    datas = [huey.serialize_task(task.s(key)) for key in keys]
+    storage = huey.storage
+    if isinstance(storage, RedisStorage):
+        storage.conn.lpush(storage.queue_key, *datas)
+    elif isinstance(storage, PostgresStorage):
+        with storage.db(commit=True) as curs:
+            curs.executemany(f"insert into {storage.table_task} (queue, data, priority) values (%s, %s, 0)",
+                             [(storage.name, data) for data in datas])
+            curs.execute("select pg_notify(%s, %s)", (storage.channel, ""))
+    elif isinstance(storage, SqliteStorage):
+        with storage.db(commit=True) as curs:
+            curs.executemany("insert into task (queue, data, priority) values (?, ?, 0)",
+                             [(storage.name, storage.to_blob(data)) for data in datas])
+    else:
+        for data in datas:
+            storage.enqueue(data)
+
+
 def consumer_options(settings: Settings, *, threads: int) -> dict[str, object]:
     """Thread workers (answers wait on Slack and the database); SQLite is polled, Redis/PG block."""
     initial, most = SQLITE_POLL_S

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from bot.queue.engine import answer_task, backend, consumer_options, make_huey
+from bot.queue.engine import answer_task, backend, consumer_options, enqueue_many, make_huey
 from bot.queue.intake import DurableQueue
 from bot.queue.jobs import SOCKET_MODE, Job, parse_body
 from bot.queue.worker import AnswerWorker, Keeper, WorkerConfig
@@ -47,7 +48,7 @@ def intake(settings: Settings, engine: Engine) -> DurableQueue:
     """What a web (or Socket Mode) process submits to: the request stored, its key on the queue."""
     huey = make_huey(settings)
     task = answer_task(huey, lambda key: None)  # registered to enqueue; never run in this process
-    return DurableQueue(engine=engine, box=secret_box(settings), enqueue=task)
+    return DurableQueue(engine=engine, box=secret_box(settings), enqueue_many=partial(enqueue_many, huey, task))
 
 
 def limiter_for(settings: Settings, engine: Engine) -> Limiter:

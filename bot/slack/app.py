@@ -36,6 +36,22 @@ BOT_SCOPES = (
 )
 
 
+class WithoutBody(logging.Filter):
+    """Bolt logs a refused request with its whole body (user text, response URL): keep the line, not the body."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if ", body: " in message:
+            record.msg, record.args = message.split(", body: ", 1)[0] + ", body not logged)", None
+        return True
+
+
+def quiet_bolt_bodies() -> None:
+    verification = logging.getLogger("slack_bolt.RequestVerification")
+    if not any(isinstance(f, WithoutBody) for f in verification.filters):
+        verification.addFilter(WithoutBody())
+
+
 def web_client(settings: Settings, *, token: str | None) -> WebClient:
     """Every Web API call goes to SLACK_API_URL; Bolt copies base URL and retry handlers per request."""
     return WebClient(
@@ -74,6 +90,7 @@ def build_app(
     acknowledged; here listeners run synchronously and the signature is not checked again (a
     request may wait in the queue longer than Slack's five-minute timestamp window).
     """
+    quiet_bolt_bodies()
     installation_store, oauth_settings = oauth_stores(settings, engine)
     # With OAuth the token comes from the installation store per workspace, never from the client.
     client = web_client(settings, token=None if is_oauth(settings) else settings.slack_bot_token)
