@@ -19,6 +19,7 @@ from sqlalchemy import Engine, and_, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col
 
+from knowledge.db import table_of
 from knowledge.secret_box import SecretBox
 from knowledge.slack_tables import QueueWorker, SlackRateSlot, SlackRequest
 
@@ -71,6 +72,21 @@ def record_request(engine: Engine, request: NewRequest, *, box: SecretBox, now: 
     except IntegrityError:
         return False
     return True
+
+
+def record_requests(engine: Engine, requests: list[NewRequest], *, box: SecretBox, now: datetime) -> set[str]:
+    """Store many accepted requests in one transaction (group commit); the keys that were new."""
+    if engine.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as upsert
+    else:
+        from sqlalchemy.dialects.sqlite import insert as upsert  # type: ignore[assignment]  # same API
+    table = table_of(SlackRequest)
+    rows = [dict(key=r.key[:200], team_id=r.team_id[:32], kind=r.kind, mode=r.mode, body=box.encrypt(r.body),
+                 headers_json=json.dumps(dict(r.headers)), state=QUEUED, attempts=0, created_at=now, updated_at=now)
+            for r in {r.key[:200]: r for r in requests}.values()]
+    statement = upsert(table).on_conflict_do_nothing(index_elements=[table.c.key]).returning(table.c.key)
+    with engine.begin() as conn:
+        return {str(key) for key in conn.execute(statement, rows).scalars()}
 
 
 def claim_request(engine: Engine, key: str, *, worker_id: str, box: SecretBox, now: datetime) -> ClaimedRequest | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from concurrent.futures import ThreadPoolExecutor
 
 from slack_bolt import App
@@ -36,20 +37,28 @@ BOT_SCOPES = (
 )
 
 
-class WithoutBody(logging.Filter):
-    """Bolt logs a refused request with its whole body (user text, response URL): keep the line, not the body."""
+# A response URL is a credential (whoever has it can post as the app): never in a log line.
+RESPONSE_URL = re.compile(r"https?://[^\s/]+/(?:response|commands|actions|services)/\S*")
+# Loggers of Slack's libraries that write request bodies or response URLs at INFO.
+CHATTY_LOGGERS = ("slack_bolt.RequestVerification", "slack_sdk.webhook.client", "slack_sdk.web.base_client")
+
+
+class Redacted(logging.Filter):
+    """Keep the library's line, without the request body or the response URL in it."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        if ", body: " in message:
-            record.msg, record.args = message.split(", body: ", 1)[0] + ", body not logged)", None
+        redacted = RESPONSE_URL.sub("<response URL>", message.split(", body: ", 1)[0])
+        if redacted != message:
+            record.msg, record.args = redacted + (", body not logged)" if ", body: " in message else ""), None
         return True
 
 
 def quiet_bolt_bodies() -> None:
-    verification = logging.getLogger("slack_bolt.RequestVerification")
-    if not any(isinstance(f, WithoutBody) for f in verification.filters):
-        verification.addFilter(WithoutBody())
+    for name in CHATTY_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, Redacted) for f in logger.filters):
+            logger.addFilter(Redacted())
 
 
 def web_client(settings: Settings, *, token: str | None) -> WebClient:
