@@ -10,6 +10,8 @@ from urllib.parse import urlparse
 
 DEFAULT_SLACK_API_URL = "https://slack.com/api/"
 SUPPORTED_DB_SCHEMES = ("sqlite", "postgresql", "postgresql+psycopg", "postgres")
+SUPPORTED_QUEUE_SCHEMES = ("sqlite", "redis", "rediss", "postgresql", "postgresql+psycopg", "postgres")
+DEFAULT_QUEUE_NAME = "gpu-advisor"
 
 
 class SettingsError(ValueError):
@@ -32,12 +34,27 @@ class Settings:
     price_stale_days: int = 14
     # The clock refreshes live prices (gpuhunt) this often; 0 = never.
     price_refresh_hours: float = 6.0
+    # The answer queue (bot/queue): a SQLite file next to the database by default, the same
+    # PostgreSQL when DATABASE_URL is PostgreSQL, or Redis (redis://HOST:PORT/DB).
+    queue_url: str = ""
+    queue_name: str = DEFAULT_QUEUE_NAME  # huey's queue name: Redis key prefix, PostgreSQL table prefix
+    # Fernet keys for secrets at rest, newest first (older ones only decrypt: key rotation).
+    secret_keys: tuple[str, ...] = ()
+    secret_key_file: str = ""  # the embedded default's generated key (owner-only), when SECRET_KEYS is unset
 
 
 def default_database_url(env: Mapping[str, str]) -> str:
     """A SQLite file under the user's data directory: nothing to install or set up."""
     base = Path(env.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
     return f"sqlite:///{base / 'gpu-advisor' / 'gpu_advisor.db'}"
+
+
+def default_queue_url(database_url: str) -> str:
+    """Beside a SQLite database, a SQLite queue file; on PostgreSQL, the same database."""
+    if database_url.startswith("sqlite:///"):
+        path = Path(database_url[len("sqlite:///") :])
+        return f"sqlite:///{path.with_name(path.stem + '-queue.db')}"
+    return database_url
 
 
 def normalise_database_url(url: str) -> str:
@@ -92,6 +109,16 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
 
     stale_days = _bounded_number(env, "PRICE_STALE_DAYS", "14", 1, 3650, problems, whole=True)
     refresh_hours = _bounded_number(env, "PRICE_REFRESH_HOURS", "6", 0, 24 * 30, problems, whole=False)
+    queue_url = env.get("QUEUE_URL") or default_queue_url(database_url)
+    if urlparse(queue_url).scheme not in SUPPORTED_QUEUE_SCHEMES:
+        problems.append(f"QUEUE_URL has scheme {urlparse(queue_url).scheme!r}; use sqlite:///PATH, "
+                        "redis://HOST:PORT/DB or postgresql://USER@HOST/DB")
+    queue_name = env.get("QUEUE_NAME") or DEFAULT_QUEUE_NAME
+    if not queue_name.replace("-", "").replace("_", "").isalnum():
+        problems.append(f"QUEUE_NAME may hold letters, digits, '-' and '_' only, got {queue_name!r}")
+    from knowledge.secret_box import default_secret_key_file, parse_secret_keys
+
+    secret_keys = parse_secret_keys(env.get("SECRET_KEYS", ""), problems)
 
     if problems:
         raise SettingsError("invalid settings:\n  - " + "\n  - ".join(problems))
@@ -108,6 +135,10 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         log_level=level,
         price_stale_days=int(stale_days),
         price_refresh_hours=refresh_hours,
+        queue_url=queue_url,
+        queue_name=queue_name,
+        secret_keys=secret_keys,
+        secret_key_file=env.get("SECRET_KEY_FILE") or default_secret_key_file(database_url, env),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import secrets
@@ -17,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, SQLModel, col
 
 from knowledge.db import as_utc
+from knowledge.secret_box import SecretBox, box_for_database
 from knowledge.slack_tables import (
     NO_ID,
     SlackBot,
@@ -32,6 +34,11 @@ log = logging.getLogger(__name__)
 
 DELIVERY_KEEP = timedelta(days=2)  # Slack retries an event for about an hour; keep a margin
 OAUTH_STATE_TTL_S = 600
+# Columns that hold credentials: encrypted at rest (knowledge.secret_box), decrypted when read.
+SECRET_FIELDS = {
+    "slack_installation": ("bot_token", "bot_refresh_token", "user_token", "user_refresh_token", "incoming_webhook_url"),
+    "slack_bot": ("bot_token", "bot_refresh_token"),
+}
 
 
 def _key(value: str | None) -> str:
@@ -50,9 +57,11 @@ def _fields(values: Mapping[str, object], model: type[SQLModel]) -> dict[str, ob
 class DbInstallationStore(InstallationStore):
     """Bolt's installation store on our tables: the latest install per workspace, rotated tokens saved."""
 
-    def __init__(self, *, engine: Engine, client_id: str) -> None:
+    def __init__(self, *, engine: Engine, client_id: str, box: SecretBox | None = None) -> None:
         self.engine = engine
         self.client_id = client_id
+        # Tokens are encrypted with the keys the settings name (SECRET_KEYS, else the key file).
+        self.box = box or box_for_database(engine.url.render_as_string(hide_password=False))
 
     @property
     def logger(self) -> logging.Logger:
@@ -71,6 +80,9 @@ class DbInstallationStore(InstallationStore):
               **extra_key: str | None) -> None:
         """Upsert one installation or bot row, keyed by app, enterprise, team (and user for installations)."""
         values.update(client_id=self.client_id, enterprise_id=_key(enterprise_id), team_id=_key(team_id))
+        for name in SECRET_FIELDS[str(model.__tablename__)]:
+            if isinstance(values.get(name), str):
+                values[name] = self.box.encrypt(str(values[name]))
         key = {name: values[name] for name in ("client_id", "enterprise_id", "team_id")} | extra_key
         self._upsert(model, key, _fields(values, model))
 
@@ -113,11 +125,11 @@ class DbInstallationStore(InstallationStore):
             enterprise_name=row.enterprise_name,
             team_id=_unkey(row.team_id),
             team_name=row.team_name,
-            bot_token=row.bot_token,
+            bot_token=self.box.decrypt(row.bot_token),
             bot_id=row.bot_id or "",
             bot_user_id=row.bot_user_id or "",
             bot_scopes=row.bot_scopes or "",
-            bot_refresh_token=row.bot_refresh_token,
+            bot_refresh_token=self.box.decrypt_optional(row.bot_refresh_token),
             bot_token_expires_at=as_utc(row.bot_token_expires_at),
             is_enterprise_install=row.is_enterprise_install,
             installed_at=as_utc(row.installed_at),
@@ -143,7 +155,7 @@ class DbInstallationStore(InstallationStore):
             ).scalars().first()
         if row is None:
             return None
-        installation = _installation_from_row(row)
+        installation = _installation_from_row(row, self.box)
         bot = self.find_bot(
             enterprise_id=enterprise_id, team_id=team_id, is_enterprise_install=is_enterprise_install
         )
@@ -185,7 +197,7 @@ class DbInstallationStore(InstallationStore):
         log.info("deleted %s for enterprise=%s team=%s", model.__tablename__, enterprise_id, team_id)
 
 
-def _installation_from_row(row: SlackInstallation) -> Installation:
+def _installation_from_row(row: SlackInstallation, box: SecretBox) -> Installation:
     return Installation(
         app_id=row.app_id,
         enterprise_id=_unkey(row.enterprise_id),
@@ -193,18 +205,18 @@ def _installation_from_row(row: SlackInstallation) -> Installation:
         enterprise_url=row.enterprise_url,
         team_id=_unkey(row.team_id),
         team_name=row.team_name,
-        bot_token=row.bot_token,
+        bot_token=box.decrypt_optional(row.bot_token),
         bot_id=row.bot_id,
         bot_user_id=row.bot_user_id,
         bot_scopes=row.bot_scopes or "",
-        bot_refresh_token=row.bot_refresh_token,
+        bot_refresh_token=box.decrypt_optional(row.bot_refresh_token),
         bot_token_expires_at=as_utc(row.bot_token_expires_at),
         user_id=row.user_id,
-        user_token=row.user_token,
+        user_token=box.decrypt_optional(row.user_token),
         user_scopes=row.user_scopes or "",
-        user_refresh_token=row.user_refresh_token,
+        user_refresh_token=box.decrypt_optional(row.user_refresh_token),
         user_token_expires_at=as_utc(row.user_token_expires_at),
-        incoming_webhook_url=row.incoming_webhook_url,
+        incoming_webhook_url=box.decrypt_optional(row.incoming_webhook_url),
         incoming_webhook_channel=row.incoming_webhook_channel,
         incoming_webhook_channel_id=row.incoming_webhook_channel_id,
         incoming_webhook_configuration_url=row.incoming_webhook_configuration_url,
@@ -229,12 +241,13 @@ class DbOAuthStateStore(OAuthStateStore):
         state = secrets.token_urlsafe(24)
         expires_at = datetime.now(UTC) + timedelta(seconds=self.expiration_seconds)
         with Session(self.engine) as session:
-            session.add(SlackOAuthState(state=state, expires_at=expires_at))
+            session.add(SlackOAuthState(state=state_digest(state), expires_at=expires_at))
             session.commit()
         return state
 
     def consume(self, state: str) -> bool:
         now = datetime.now(UTC)
+        state = state_digest(state)
         with self.engine.begin() as conn:
             row = conn.execute(
                 select(col(SlackOAuthState.expires_at)).where(col(SlackOAuthState.state) == state)
@@ -244,25 +257,37 @@ class DbOAuthStateStore(OAuthStateStore):
         return row is not None and as_utc(row[0]) > now
 
 
-def claim_delivery(engine: Engine, key: str, *, now: datetime) -> bool:
+def state_digest(state: str) -> str:
+    """An OAuth `state` is kept as its SHA-256: the database never holds a usable value."""
+    return hashlib.sha256(state.encode("utf-8")).hexdigest()
+
+
+def claim_delivery(engine: Engine, key: str, *, now: datetime, owner: str | None = None) -> bool:
     """Record `key` (an event id, or team+channel+ts of a message); True only for the first claim.
 
     The primary key makes this hold across processes: a retried event or the second of
     `message` + `app_mention` for one message loses the insert race and is not answered again.
+    `owner` (the queued request's key) wins again: a re-run of the request that claimed it.
     """
     try:
         with engine.begin() as conn:
-            conn.execute(insert(SlackDelivery).values(key=key[:200], claimed_at=now))
+            conn.execute(insert(SlackDelivery).values(key=key[:200], claimed_at=now, owner=owner))
     except IntegrityError:
-        return False
+        if owner is None:
+            return False
+        with engine.connect() as conn:
+            held_by = conn.execute(select(col(SlackDelivery.owner)).where(col(SlackDelivery.key) == key[:200])).scalar()
+        return held_by == owner
     return True
 
 
 def prune_deliveries(engine: Engine, *, now: datetime) -> int:
-    """Forget claims older than any retry Slack would still send; returns rows removed."""
+    """Forget claims and finished queue records older than any retry Slack would still send; rows removed."""
+    from knowledge.slack_requests import prune_requests
+
     with engine.begin() as conn:
         result = conn.execute(delete(SlackDelivery).where(col(SlackDelivery.claimed_at) < now - DELIVERY_KEEP))
-    return result.rowcount or 0
+    return (result.rowcount or 0) + prune_requests(engine, now=now)
 
 
 @dataclass(frozen=True, slots=True)

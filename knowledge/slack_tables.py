@@ -91,6 +91,7 @@ class SlackDelivery(SQLModel, table=True):
     __tablename__ = "slack_delivery"
     key: str = Field(primary_key=True, max_length=200)
     claimed_at: datetime = Field(sa_column=_when(nullable=False, index=True))
+    owner: str | None = Field(default=None, max_length=200)  # the queued request that claimed it (re-runs pass)
 
 
 class SlackThread(SQLModel, table=True):
@@ -115,3 +116,47 @@ class SlackUserPref(SQLModel, table=True):
     language_override: str | None = None
     slack_locale: str | None = None
     locale_checked_at: datetime | None = Field(default=None, sa_column=_when(nullable=True))
+
+
+class SlackRequest(SQLModel, table=True):
+    """One accepted Slack request on the answer queue: the dedupe record and the durable copy of its job.
+
+    `key` is Slack's own id (event id, or the trigger id of a command or button) with the team:
+    a retried or re-delivered request finds its row and is not answered again. The body is
+    stored encrypted (knowledge.secret_box); the queue itself carries only the key.
+    """
+
+    __tablename__ = "slack_request"
+    key: str = Field(primary_key=True, max_length=200)
+    team_id: str = Field(max_length=32, index=True)
+    kind: str = Field(max_length=16)  # event, command, action, other
+    mode: str = Field(max_length=16)  # http or socket_mode: how the worker's Bolt app reads the body
+    body: str  # encrypted
+    headers_json: str  # content type and Slack's retry headers (no secret)
+    state: str = Field(max_length=16, index=True)  # queued, running, delivering, retry, done, failed
+    attempts: int = 0
+    worker_id: str | None = Field(default=None, max_length=64)
+    not_before: datetime | None = Field(default=None, sa_column=_when(nullable=True))
+    slot_at: float | None = None  # a reserved channel posting slot (epoch seconds), kept across a re-run
+    outcome: str | None = Field(default=None, max_length=64)
+    created_at: datetime = Field(sa_column=_when(nullable=False))
+    updated_at: datetime = Field(sa_column=_when(nullable=False, index=True))
+
+
+class QueueWorker(SQLModel, table=True):
+    """A running answer worker and its heartbeat: claims of a worker that stopped beating are re-queued."""
+
+    __tablename__ = "queue_worker"
+    id: str = Field(primary_key=True, max_length=64)
+    host: str = Field(max_length=255)
+    pid: int
+    started_at: datetime = Field(sa_column=_when(nullable=False))
+    beat_at: datetime = Field(sa_column=_when(nullable=False, index=True))
+
+
+class SlackRateSlot(SQLModel, table=True):
+    """The next free posting time (epoch seconds) of one rate-limited key (channel, or team + method)."""
+
+    __tablename__ = "slack_rate_slot"
+    key: str = Field(primary_key=True, max_length=200)
+    next_at: float

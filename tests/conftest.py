@@ -19,6 +19,8 @@ from sqlalchemy import Engine, create_engine, text
 
 from knowledge.db import make_engine
 
+pytest_plugins = ("log_scan",)  # every log line of the suite is scanned for secrets (tests/log_scan.py)
+
 PG_ADMIN_URL = os.environ.get("TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 BACKENDS = ("sqlite", "postgres")
 _RUN = uuid.uuid4().hex[:8]

@@ -6,6 +6,7 @@ import itertools
 import json
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -23,6 +24,7 @@ BOT_USER_ID = "U0BOT"
 BOT_ID = "B0BOT"
 APP_ID = "A0APP"
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"  # the example secret of Slack's signing docs
+_TRIGGERS = itertools.count(738474920)
 
 
 @dataclass
@@ -56,6 +58,11 @@ class FakeSlack:
     calls: list[Call] = field(default_factory=list)
     failures: dict[str, list[Failure]] = field(default_factory=dict)
     expired_responses: set[str] = field(default_factory=set)
+    # Slack's chat.postMessage rule, enforced: "one message per second per channel, short bursts allowed":
+    # a post that would make a third in the same channel within this window gets a 429.
+    channel_interval_s: float = 0.0
+    rate_limited: list[str] = field(default_factory=list)  # channels that got a 429 from that rule
+    _posts: dict[str, list[float]] = field(default_factory=dict)
     _ts: itertools.count = field(default_factory=lambda: itertools.count(1))  # type: ignore[type-arg]
     _lock: threading.Condition = field(default_factory=threading.Condition)
 
@@ -123,6 +130,8 @@ class FakeSlack:
         if path.startswith("/response/"):
             return (404, None, {}) if path in self.expired_responses else (200, {"ok": True}, {})
         method = path.removeprefix("/api/")
+        if method == "chat.postMessage" and self.channel_interval_s and self._too_soon(str(params.get("channel"))):
+            return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": "1"}
         failure = self._take_failure(method)
         if failure is not None:
             if failure.kind == "ratelimit":
@@ -131,6 +140,16 @@ class FakeSlack:
                 return 503, {"ok": False, "error": "service_unavailable"}, {}
             return 200, {"ok": False, "error": failure.kind}, {}
         return 200, self._success(method, params), {}
+
+    def _too_soon(self, channel: str) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            recent = [t for t in self._posts.get(channel, []) if now - t < self.channel_interval_s]
+            if len(recent) >= 2:
+                self.rate_limited.append(channel)
+                return True
+            self._posts[channel] = [*recent, now]
+            return False
 
     def _take_failure(self, method: str) -> Failure | None:
         with self._lock:
@@ -219,8 +238,14 @@ def signed_headers(body: str, *, secret: str = SIGNING_SECRET, timestamp: int | 
     return {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": signature, "Content-Type": content_type}
 
 
+def new_trigger_id() -> str:
+    """Slack gives every invocation its own trigger id (shape: 13345224609.738474920.8088930838d88f008e0)."""
+    return f"13345224609.{next(_TRIGGERS)}.{uuid.uuid4().hex[:31]}"
+
+
 def slash_command_body(text: str, *, user: str = "U0ALICE", channel: str = "C0GENERAL",
-                       response_url: str, trigger_id: str = "13345224609.738474920.8088930838d88f008e0") -> str:
+                       response_url: str, trigger_id: str | None = None) -> str:
+    trigger_id = trigger_id or new_trigger_id()
     return urlencode({
         "token": "gIkuvaNzQIHg97ATvDxqgjtO", "team_id": TEAM_ID, "team_domain": "fake",
         "channel_id": channel, "channel_name": "general", "user_id": user, "user_name": user.lower(),
@@ -246,7 +271,7 @@ def block_actions_body(action_id: str, value: str, *, user: str = "U0ALICE", cha
         "type": "block_actions", "user": {"id": user, "username": user.lower(), "team_id": TEAM_ID},
         "api_app_id": APP_ID, "token": "9s8d9as89d8as9d8as989",
         "container": {"type": "message", "message_ts": message_ts, "channel_id": channel, "is_ephemeral": ephemeral},
-        "trigger_id": "12321423423.333649436676.d8c1bb837935619ccad0f624c448ffb3",
+        "trigger_id": f"12321423423.333649436676.{uuid.uuid4().hex}",  # one per click, as Slack's
         "team": {"id": TEAM_ID, "domain": "fake"}, "channel": {"id": channel, "name": "general"},
         "response_url": response_url,
         "actions": [{"action_id": action_id, "block_id": "b1", "value": value, "type": "button",

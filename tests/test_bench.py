@@ -48,18 +48,24 @@ def test_percentile_is_nearest_rank() -> None:
 
 
 def test_budget_verdicts() -> None:
-    result = {"answer_ms": {"p99": 4.9}, "answer_ms_100k": {"p99": 10.5}, "http": {"c50": {"p99_ms": 50.0}},
-              "digest_100k_s": 0.6, "start_s": 2.0, "rss_mb": 150.0}
+    """DESIGN §8 as issue 20 raised it: 2 ms / 3 ms answers, 25 ms acks, 1 s digests, 0.6 s start, 150 MB,
+    and the SIGKILL run losing and doubling nothing."""
+    result = {"answer_ms": {"p99": 1.9}, "answer_ms_100k": {"p99": 3.1}, "http": {"c50": {"p99_ms": 25.0}},
+              "digest_100k_s": 0.6, "digest_1m_s": 1.2, "start_s": 0.7, "rss_mb": 150.0,
+              "queue": {"kill9": {"lost_or_doubled": 0}}}
     verdicts = {row["budget"]: row["verdict"] for row in judge(result)}
     assert verdicts == {"answer_10k": "pass", "answer_100k": "miss", "http_c50": "pass", "digest_100k": "pass",
-                        "start": "miss", "start_http": "not measured", "rss": "pass"}
+                        "digest_1m": "miss", "start": "miss", "start_http": "not measured", "rss": "pass",
+                        "queue_kill9": "pass"}
+    result["queue"] = {"kill9": {"lost_or_doubled": 1}}
+    assert {row["budget"]: row["verdict"] for row in judge(result)}["queue_kill9"] == "miss"
 
 
 def test_cli_rejects_an_unknown_part_without_a_traceback() -> None:
     done = subprocess.run([sys.executable, "-c", "import sys; from bot.cli import main; sys.exit(main())",
                            "bench", "--only", "answers,warp"], capture_output=True, text=True, timeout=60)
     assert done.returncode != 0
-    assert "--only takes answers, http, digest, start" in done.stderr + done.stdout
+    assert "--only takes answers, http, digest, start, queue" in done.stderr + done.stdout
     assert "Traceback" not in done.stderr
 
 

@@ -10,10 +10,10 @@ from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from functools import partial
 from typing import Any
 
 import pytest
+from queue_harness import queue_mode
 from fake_slack import (
     BOT_USER_ID,
     SIGNING_SECRET,
@@ -30,9 +30,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
 from bot.settings import load_settings
-from bot.slack.answer_pool import AnswerQueue, start_worker
 from bot.slack.core import PipelineCore, snapshot_holder
-from bot.slack.front import Front, answer_lost
 
 # One sample per script (Unicode script names), plus what people paste: emoji, bidi controls, joiners.
 SCRIPTS = ("Latin ÀÉÎÕÜ ß", "Greek αβγ", "Cyrillic жщы", "Armenian աբգ", "Hebrew שלום", "Arabic مرحبا",
@@ -116,31 +114,11 @@ ASKED = re.compile(r"question-(\d+)-end")
 ASKED_BY_EVENT = re.compile(r"EvPg(\d+)")
 
 
-def build_worker_app(database_url: str, api_url: str) -> Any:
-    """An answer worker's app (runs in the spawned process): the real Bolt app and stores, FakeCore answers."""
-    from bot.slack.app import build_app
-    from knowledge.db import make_engine
-
-    settings = load_settings({"DATABASE_URL": database_url, "SLACK_BOT_TOKEN": "xoxb-1-test",
-                              "SLACK_SIGNING_SECRET": SIGNING_SECRET, "SLACK_API_URL": api_url})
-    return build_app(settings, engine=make_engine(database_url), core=FakeCore(), inline=True)
-
-
 @contextmanager
-def http_mode(engine: Any, slack: FakeSlack, workers: int = 2) -> Iterator[Harness]:
-    """As `serve --http` runs: the ack path (Front) on a loopback server, answers in spawned worker processes."""
-    url = engine.url.render_as_string(hide_password=False)
-    queue = AnswerQueue(workers=workers, initializer=start_worker,
-                        initargs=(partial(build_worker_app, url, slack.api_url), "ERROR"),
-                        on_lost=partial(answer_lost, language="en"))
-    queue.warm()
-    front = Front(signing_secret=SIGNING_SECRET, queue=queue)
-    server = AppServer(front)
-    try:
-        yield Harness(slack, None, server, engine)  # type: ignore[arg-type]
-    finally:
-        server.stop()
-        front.close()
+def http_mode(engine: Any, slack: FakeSlack, tmp_path: Any, workers: int = 2) -> Iterator[Harness]:
+    """As `serve --http` + `gpu-advisor worker` run: the ack path records and queues, a worker answers."""
+    with queue_mode(engine, slack, tmp_path, threads=workers) as h:
+        yield h
 
 
 def _send(h: Harness, i: int) -> int:
@@ -213,7 +191,7 @@ def _wait_answered(slack: FakeSlack, numbers: range, timeout_s: float) -> dict[i
     return _outcomes(slack.quiet(1.0))
 
 
-def test_postgres_connections_terminated_under_load_lose_and_double_nothing(engine: Any, backend: str) -> None:
+def test_postgres_connections_terminated_under_load_lose_and_double_nothing(engine: Any, backend: str, tmp_path: Any) -> None:
     """HTTP mode (ack in the web process, answers in worker processes) while PostgreSQL cuts connections.
 
     1. Deterministic: the workers' first DB step waits on a lock we hold; we terminate their
@@ -229,7 +207,7 @@ def test_postgres_connections_terminated_under_load_lose_and_double_nothing(engi
     stop, killed_b = threading.Event(), []
     slack = FakeSlack().start()
     try:
-        with http_mode(engine, slack) as h:
+        with http_mode(engine, slack, tmp_path) as h:
             with tables_locked(admin) as locker, ThreadPoolExecutor(9) as pool:
                 acks_a = list(pool.map(lambda i: _send(h, i), range(9)))
                 eventually(lambda: _waiting_on_locks(admin) >= 2, timeout_s=60)  # both workers mid-statement

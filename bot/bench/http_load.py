@@ -68,10 +68,12 @@ def signed(body: str, *, secret: str = SIGNING_SECRET, timestamp: int | None = N
 
 
 def command_body(text: str, *, user: str, response_url: str) -> str:
+    """A `/gpu` command as Slack sends it, with a trigger id of its own (Slack's id of the invocation)."""
     return urlencode({
         "team_id": TEAM_ID, "team_domain": "bench", "channel_id": "C0BENCH", "channel_name": "bench",
         "user_id": user, "user_name": user.lower(), "command": "/gpu", "text": text, "api_app_id": "A0BENCH",
-        "is_enterprise_install": "false", "response_url": response_url, "trigger_id": f"{user}.1.bench",
+        "is_enterprise_install": "false", "response_url": response_url,
+        "trigger_id": f"{int(time.time())}.{response_url.rsplit('/', 1)[-1]}.bench",
     })
 
 

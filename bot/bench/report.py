@@ -20,8 +20,23 @@ def _figures(r: BenchResult) -> list[str]:
         lines.append(f"http.{level:<11} {h['rps']:7.1f} req/s  p50 {h['p50_ms']:7.1f} ms  p99 {h['p99_ms']:7.1f} ms  "
                      f"(card at response_url p99 {h['card_p99_ms']} ms; delivered {h['delivered']}/{h['requests']}, "
                      f"doubled {h['doubled']}, errors {h['errors']})")
+    queue = r.get("queue") or {}
+    kill = queue.get("kill9")
+    if kill:
+        lines.append(f"queue.kill9       accepted {kill['accepted']}  answered {kill['answered']}  doubled {kill['doubled']}")
+        for name, k in kill["backends"].items():
+            lines.append(f"  {name:<15} sent {k['sent']}, accepted {k['accepted']}, answered {k['answered']}, "
+                         f"doubled {k['doubled']}, refused by the killed web process {k['refused']}, re-run {k['rerun']}, "
+                         f"uncertain {k['uncertain']}, drained in {k['drain_s']} s")
+    for name, t in (queue.get("throughput") or {}).items():
+        lines.append(f"queue.{name:<17} {t['answers_per_s']:6.1f} answers/s  {t['acks_per_s']:6.1f} acks/s  ack p50 "
+                     f"{t['ack_p50_ms']} p99 {t['ack_p99_ms']} ms  card p50 {t['card_p50_ms']} p99 {t['card_p99_ms']} ms  "
+                     f"per answer {t['per_answer']}")
+    for skipped in queue.get("skipped") or ():
+        lines.append(f"queue skipped: {skipped}")
     for key, value, unit in (
-        ("digest_100k_s", r.get("digest_100k_s"), "s"), ("start_s", r.get("start_s"), "s"),
+        ("digest_100k_s", r.get("digest_100k_s"), "s"), ("digest_1m_s", r.get("digest_1m_s"), "s"),
+        ("start_s", r.get("start_s"), "s"),
         ("start_http_s", r.get("start_http_s"), "s"), ("rss_mb", r.get("rss_mb"), "MB"),
         ("rss_bench_mb", r.get("rss_bench_mb"), "MB"), ("setup_s", r.get("setup_s"), "s"),
     ):

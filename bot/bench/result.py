@@ -69,6 +69,58 @@ class HttpRun(TypedDict):
     server_rss_mb: float
 
 
+class Kill9Result(TypedDict):
+    """A burst with a web process and a worker SIGKILLed mid-way: every accepted request answered once?"""
+
+    backend: str  # sqlite, postgres+redis
+    sent: int
+    accepted: int  # HTTP 200 (the ack Slack waits for)
+    refused: int  # connection reset by the killed web process: Slack shows the user an error
+    answered: int  # accepted requests whose card arrived
+    doubled: int  # requests whose card arrived more than once
+    answered_unaccepted: int  # cards for requests the client saw fail (stored before the web process died)
+    drain_s: float  # from the end of the burst until the last card
+    uncertain: int  # deliveries whose worker died mid-send (closed, never sent twice)
+    failed: int  # requests answered with an error notice after every attempt
+    rerun: int  # requests that took more than one attempt (a killed worker's, a 429's)
+
+
+class ThroughputResult(TypedDict):
+    """2 web processes and N workers on one machine: acks and answers per second, and server load per answer."""
+
+    backend: str
+    web: int
+    workers: int
+    requests: int
+    answered: int
+    undelivered: int
+    acks_per_s: float
+    answers_per_s: float
+    ack_p50_ms: float
+    ack_p99_ms: float
+    card_p50_ms: float
+    card_p99_ms: float
+    per_answer: dict[str, float]  # pg_commits, pg_rows_written, pg_rows_read, redis_commands
+
+
+class Kill9Summary(TypedDict):
+    """`queue.kill9`: the SIGKILL run summed over the backends it ran on, and each backend's own figures."""
+
+    accepted: int
+    answered: int
+    doubled: int
+    lost_or_doubled: int  # accepted - answered + doubled: the budget (0)
+    backends: dict[str, Kill9Result]  # "sqlite", "postgres+redis"
+
+
+class QueueRun(TypedDict, total=False):
+    """`queue`: the fault run, throughput per backend and worker count, what was skipped and why."""
+
+    kill9: Kill9Summary
+    throughput: dict[str, ThroughputResult]  # "sqlite.w1", "postgres+redis.w2", ...
+    skipped: list[str]
+
+
 class DigestTiming(TypedDict):
     """compute_digest + render_digest over the filled history: seconds, and what it found."""
 
@@ -139,6 +191,9 @@ class BenchResult(TypedDict, total=False):
     http: dict[str, LevelResult]
     digest_100k_s: float
     digest_detail: DigestTiming
+    digest_1m_s: float
+    digest_1m_detail: DigestTiming
+    queue: QueueRun
     rss_mb: float | None
     rss_bench_mb: float
     budgets: list[BudgetRow]

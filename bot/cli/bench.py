@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from knowledge.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
-PARTS = ("answers", "http", "digest", "start")
+PARTS = ("answers", "http", "digest", "start", "queue")
 
 
 def register(subparsers: Subparsers) -> None:
@@ -60,6 +60,8 @@ def run_bench(parts: tuple[str, ...], workdir: Path, *, profile: bool = True) ->
         _http(result, f"sqlite:///{db}", rss)
     if "digest" in parts:
         _digest(result, db, workdir / "digest.db", base)
+    if "queue" in parts:
+        _queue(result, workdir / "queue")
     result["rss_mb"] = max(rss) if rss else None
     result["rss_bench_mb"] = machine.peak_rss_mb()
     result["budgets"] = budgets.judge(result)
@@ -107,10 +109,47 @@ def _digest(result: BenchResult, db: Path, digest_db: Path, base: Snapshot) -> N
     try:
         fill(engine)
         detail = time_digest(engine, base)
+        result["digest_100k_s"] = detail["median_s"]
+        result["digest_detail"] = detail
+        fill(engine, 1_000_000)
+        big = time_digest(engine, base)
+        result["digest_1m_s"] = big["median_s"]
+        result["digest_1m_detail"] = big
     finally:
         engine.dispose()
-    result["digest_100k_s"] = detail["median_s"]
-    result["digest_detail"] = detail
+
+
+def _queue(result: BenchResult, workdir: Path) -> None:
+    """The SIGKILL run and throughput with 1 and 2 workers, on SQLite and on PostgreSQL + Redis."""
+    from bot.bench.answers import load_corpus
+    from bot.bench.fake_slack import FakeSlack
+    from bot.bench.queue_load import kill9, throughput
+    from bot.bench.result import Kill9Result, QueueRun, ThroughputResult
+    from bot.bench.stack import reachable
+
+    texts = [r.text for r in load_corpus()]
+    backends = ["sqlite"]
+    skipped: list[str] = []
+    why = reachable()
+    if why is None:
+        backends.append("postgres+redis")
+    else:
+        skipped.append(f"postgres+redis: {why}")
+    runs: dict[str, Kill9Result] = {}
+    rates: dict[str, ThroughputResult] = {}
+    for n, kind in enumerate(backends):
+        with FakeSlack() as slack:
+            runs[kind] = kill9(kind, slack, texts, workdir / f"k{n}")
+        for workers in (1, 2):
+            with FakeSlack() as slack:
+                rates[f"{kind}.w{workers}"] = throughput(kind, slack, texts, workdir / f"t{n}{workers}", workers=workers)
+    accepted = sum(r["accepted"] for r in runs.values())
+    answered = sum(r["answered"] for r in runs.values())
+    doubled = sum(r["doubled"] for r in runs.values())
+    result["queue"] = QueueRun(
+        kill9={"accepted": accepted, "answered": answered, "doubled": doubled,
+               "lost_or_doubled": accepted - answered + doubled, "backends": runs},
+        throughput=rates, skipped=skipped)
 
 
 def _profiles(result: BenchResult, url: str, base: Snapshot) -> BenchProfiles:

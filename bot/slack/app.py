@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
+import re
 from concurrent.futures import ThreadPoolExecutor
-from functools import partial
 
 from slack_bolt import App
 from slack_bolt.oauth.oauth_settings import OAuthSettings
@@ -13,12 +13,11 @@ from sqlalchemy import Engine
 
 from bot.settings import Settings
 from bot.slack import listeners
-from bot.slack.answer_pool import AnswerQueue, start_worker
 from bot.slack.core import Core, PipelineCore, SnapshotHolder, snapshot_holder
-from bot.slack.front import Front, answer_lost, not_found
 from bot.slack.reconnect import ReconnectingInstallationStore
 from bot.slack.retries import retry_handlers, use_retrying_respond
 from bot.slack.services import Services, utc_now
+from knowledge.secret_box import load_box
 from knowledge.slack_store import DbInstallationStore, DbOAuthStateStore
 
 log = logging.getLogger(__name__)
@@ -39,6 +38,30 @@ BOT_SCOPES = (
 )
 
 
+# A response URL is a credential (whoever has it can post as the app): never in a log line.
+RESPONSE_URL = re.compile(r"https?://[^\s/]+/(?:response|commands|actions|services)/\S*")
+# Loggers of Slack's libraries that write request bodies or response URLs at INFO.
+CHATTY_LOGGERS = ("slack_bolt.RequestVerification", "slack_sdk.webhook.client", "slack_sdk.web.base_client")
+
+
+class Redacted(logging.Filter):
+    """Keep the library's line, without the request body or the response URL in it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        redacted = RESPONSE_URL.sub("<response URL>", message.split(", body: ", 1)[0])
+        if redacted != message:
+            record.msg, record.args = redacted + (", body not logged)" if ", body: " in message else ""), None
+        return True
+
+
+def quiet_bolt_bodies() -> None:
+    for name in CHATTY_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, Redacted) for f in logger.filters):
+            logger.addFilter(Redacted())
+
+
 def web_client(settings: Settings, *, token: str | None) -> WebClient:
     """Every Web API call goes to SLACK_API_URL; Bolt copies base URL and retry handlers per request."""
     return WebClient(
@@ -56,7 +79,8 @@ def oauth_stores(settings: Settings, engine: Engine) -> tuple[DbInstallationStor
     """Installation store and OAuth settings (many workspaces), or (None, None) for one token."""
     if not (settings.slack_client_id and settings.slack_client_secret):
         return None, None
-    installation_store = ReconnectingInstallationStore(engine=engine, client_id=settings.slack_client_id)
+    box = load_box(settings.secret_keys, settings.secret_key_file)
+    installation_store = ReconnectingInstallationStore(engine=engine, client_id=settings.slack_client_id, box=box)
     return installation_store, OAuthSettings(
         client_id=settings.slack_client_id,
         client_secret=settings.slack_client_secret,
@@ -76,6 +100,7 @@ def build_app(
     acknowledged; here listeners run synchronously and the signature is not checked again (a
     request may wait in the queue longer than Slack's five-minute timestamp window).
     """
+    quiet_bolt_bodies()
     installation_store, oauth_settings = oauth_stores(settings, engine)
     # With OAuth the token comes from the installation store per workspace, never from the client.
     client = web_client(settings, token=None if is_oauth(settings) else settings.slack_bot_token)
@@ -103,34 +128,21 @@ def build_app(
     return app
 
 
-def build_production_app(settings: Settings, *, inline: bool = False) -> App:
-    """The app on the real pipeline: database prepared, snapshot loaded and watched for new prices."""
+def production_engine(settings: Settings) -> Engine:
+    """The database, migrated and loaded (knowledge.setup.prepare_database)."""
     from knowledge.setup import prepare_database
 
-    engine = prepare_database(settings.database_url)
+    return prepare_database(settings.database_url)
+
+
+def build_production_app(settings: Settings, *, inline: bool = False, engine: Engine | None = None) -> App:
+    """The app on the real pipeline: database prepared, snapshot loaded and watched for new prices."""
+    engine = engine or production_engine(settings)
     snapshots = snapshot_holder(engine, stale_after_days=settings.price_stale_days)
     snapshots.start_watching()
     core = PipelineCore(snapshots)
     core.warm_up(utc_now())
     return build_app(settings, engine=engine, core=core, snapshots=snapshots, inline=inline)
-
-
-def build_http_front(settings: Settings, *, answer_workers: int) -> Front:
-    """A web process of HTTP mode: the ack path here, answers in `answer_workers` worker processes."""
-    from bot.slack.wsgi import wsgi_app
-
-    queue = AnswerQueue(
-        workers=answer_workers,
-        initializer=start_worker,
-        initargs=(partial(build_production_app, settings, inline=True), settings.log_level),
-        on_lost=partial(answer_lost, language=settings.default_language),
-    )
-    queue.warm()
-    fallback = wsgi_app(build_oauth_app(settings)) if is_oauth(settings) else not_found
-    return Front(
-        signing_secret=str(settings.slack_signing_secret), queue=queue, fallback=fallback,
-        busy_language=settings.default_language,
-    )
 
 
 def build_oauth_app(settings: Settings) -> App:

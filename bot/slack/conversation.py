@@ -10,6 +10,7 @@ from datetime import timedelta
 from slack_sdk import WebClient
 
 from bot.slack.delivery import post_reply
+from bot.slack.guard import current_request_key
 from bot.answer.language import question_language
 from bot.slack.language import user_language
 from bot.slack.payloads import MessageEvent
@@ -60,7 +61,7 @@ def is_from_person(event: MessageEvent, bot_user_id: str | None) -> bool:
 def first_delivery(services: Services, turn: Turn) -> bool:
     """Claim the message itself: Slack's retries and the message/app_mention pair answer once."""
     key = f"msg:{turn.team_id}:{turn.channel_id}:{turn.message_ts}"
-    return once_more(claim_delivery, services.engine, key, now=services.clock())
+    return once_more(claim_delivery, services.engine, key, now=services.clock(), owner=current_request_key())
 
 
 def answer_turn(client: WebClient, services: Services, turn: Turn) -> None:

@@ -1,16 +1,17 @@
-"""The ack path of HTTP mode: verify the signature, answer Slack's handshakes, enqueue, 200 — nothing else."""
+"""The ack path of HTTP mode: verify the signature, answer Slack's handshakes, record + enqueue, 200 — nothing else."""
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from typing import Protocol
 from urllib.parse import parse_qs
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 from slack_sdk.signature import SignatureVerifier
 
-from bot.slack.answer_pool import AnswerQueue, Job
+from bot.queue.jobs import Job
 from bot.slack.notices import notice
 
 log = logging.getLogger(__name__)
@@ -28,6 +29,12 @@ UNAUTHORIZED: Reply = ("401 Unauthorized", "text/plain", b"invalid request")
 NOT_FOUND: Reply = ("404 Not Found", "text/plain", b"Not Found")
 
 
+class Queue(Protocol):
+    """Where accepted requests go (bot.queue.intake.DurableQueue): True once stored, False when it cannot take it."""
+
+    def submit(self, job: Job) -> bool: ...
+
+
 def not_found(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
     return _send(start_response, NOT_FOUND)
 
@@ -36,7 +43,7 @@ class Front:
     """WSGI app: `/slack/events` handled here without Bolt; other paths (OAuth) go to `fallback`."""
 
     def __init__(
-        self, *, signing_secret: str, queue: AnswerQueue, fallback: Wsgi = not_found,
+        self, *, signing_secret: str, queue: Queue, fallback: Wsgi = not_found,
         busy_language: str = "en",
     ) -> None:
         self._verifier = SignatureVerifier(signing_secret)
@@ -51,7 +58,7 @@ class Front:
         return self._fallback(environ, start_response)
 
     def close(self) -> None:
-        self.queue.close()
+        """Nothing to drain: an accepted request is stored before its 200 goes back."""
 
     def handle(self, environ: WSGIEnvironment) -> Reply:
         raw = _read_body(environ)
@@ -66,8 +73,7 @@ class Front:
         if self.queue.submit(Job(raw, {k: v for k, v in headers.items() if v})):
             return OK
         is_command = "command" in parse_qs(raw)
-        log.warning("answer queue full (%d pending): refused a %s", self.queue.pending,
-                    "command" if is_command else "button press")
+        log.warning("answer queue unavailable: refused a %s", "command" if is_command else "button press")
         if is_command:  # the ack itself carries the answer: Slack shows it to the user at once
             text = notice(self._busy_language, "busy")
             return ("200 OK", "application/json",
@@ -90,30 +96,8 @@ class Front:
         if self.queue.submit(Job(raw, {k: v for k, v in headers.items() if v})):
             return OK
         # No X-Slack-No-Retry: Slack delivers the event again later (retries are deduplicated).
-        log.warning("answer queue full (%d pending): Slack will retry an event", self.queue.pending)
+        log.warning("answer queue unavailable: Slack will retry an event")
         return ("503 Service Unavailable", "text/plain", b"busy")
-
-
-def answer_lost(job: Job, reason: str, *, language: str = "en") -> None:
-    """A request no worker could answer: tell the user through its response URL when it has one."""
-    from bot.slack.retries import webhook_client
-
-    body = _parse(job)
-    url = body.get("response_url")
-    rid = str(body.get("event_id") or body.get("trigger_id") or "?")
-    log.error("request %s not answered (%s)", rid, reason)
-    if not url:  # events carry no response URL: the log line above is all we can do
-        return
-    text = notice(language, "error", request_id=rid)
-    webhook_client(str(url)).send(text=text, response_type="ephemeral", replace_original=False)
-
-
-def _parse(job: Job) -> Mapping[str, object]:
-    """The request body as a dict: JSON events, form commands, or a form-wrapped JSON `payload`."""
-    if job.headers.get("content-type", "").startswith("application/json"):
-        return dict(json.loads(job.body))
-    form = {key: values[0] for key, values in parse_qs(job.body).items()}
-    return dict(json.loads(form["payload"])) if "payload" in form else form
 
 
 def _read_body(environ: WSGIEnvironment) -> str | None:

@@ -24,6 +24,8 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 from slack_sdk.webhook import WebhookClient, WebhookResponse
 
+from bot.slack.guard import Delivery, GuardedWebClient, current_delivery, guard_client, retry_after_of
+
 log = logging.getLogger(__name__)
 
 RATE_LIMIT_RETRIES = 5  # Slack's Retry-After is usually 1-30 s; five waits cover a burst
@@ -59,7 +61,7 @@ class BoundedRateLimitHandler(RateLimitErrorRetryHandler):
         waited = float((state.custom_values or {}).get(_WAITED, 0.0))
         if waited + retry_after_s(response) > self.max_wait_s:
             log.warning("429 from %s: Retry-After %.0f s would exceed the %.0f s budget (waited %.1f s); giving up",
-                        request.url, retry_after_s(response), self.max_wait_s, waited)
+                        where(request.url), retry_after_s(response), self.max_wait_s, waited)
             return False
         return True
 
@@ -72,6 +74,11 @@ class BoundedRateLimitHandler(RateLimitErrorRetryHandler):
         state.next_attempt_requested = True
         time.sleep(wait_s + random.uniform(0.0, 0.1 + wait_s / 10))  # jitter: rate-limited callers do not all return at once
         state.increment_current_attempt()
+
+
+def where(url: str) -> str:
+    """A URL as it may appear in a log: the Web API method, never a response URL (it is a credential)."""
+    return url.split("/api/", 1)[1].split("?", 1)[0] if "/api/" in url else "a response URL"
 
 
 def retry_handlers() -> list[RetryHandler]:
@@ -89,7 +96,13 @@ def webhook_client(url: str, *, proxy: str | None = None, ssl: SSLContext | None
 
 
 class RetryingRespond(Respond):
-    """Bolt's `respond()`, posting through a WebhookClient with retry handlers: one 503 no longer loses the answer."""
+    """Bolt's `respond()`, posting through a WebhookClient with retry handlers: one 503 no longer loses the answer.
+
+    In an answer worker (a Delivery is set) it keeps the channel's rate for in-channel posts, marks the
+    request as delivering before the first message, and turns 429/5xx into a re-run of the job.
+    """
+
+    channel_id: str | None = None
 
     def __call__(
         self,
@@ -111,16 +124,39 @@ class RetryingRespond(Respond):
             replace_original=replace_original, delete_original=delete_original, unfurl_links=unfurl_links,
             unfurl_media=unfurl_media, thread_ts=thread_ts, metadata=metadata,
         )
-        response = webhook_client(self.response_url, proxy=self.proxy, ssl=self.ssl).send_dict(message)
+        delivery = current_delivery()
+        if delivery is None:
+            response = webhook_client(self.response_url, proxy=self.proxy, ssl=self.ssl).send_dict(message)
+        else:
+            response = self._guarded(delivery, message)
         if response.status_code != 200:
             log.warning("response URL answered %d after retries: %s", response.status_code, response.body[:200])
         return response
 
+    def _guarded(self, delivery: Delivery, message: dict[str, Any]) -> WebhookResponse:
+        """In an answer worker: rate slot and delivery mark first; a 429 or 5xx re-schedules the job."""
+        from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
+
+        new = not (message.get("replace_original") or message.get("delete_original"))
+        public = message.get("response_type") == "in_channel"
+        delivery.before_send("response_url" if new else "response_url.update", channel=self.channel_id, public=public)
+        client = WebhookClient(url=str(self.response_url), proxy=self.proxy, ssl=self.ssl,
+                               retry_handlers=[ServerErrorRetryHandler(max_retry_count=1)])
+        response = client.send_dict(message)
+        if response.status_code == 429 or response.status_code >= 500:
+            delivery.refused(response.status_code, retry_after_of(response))
+        elif response.status_code == 200 and new:
+            delivery.delivered()
+        return response
+
 
 def use_retrying_respond(context: BoltContext, next: Callable[[], object]) -> object:
-    """Global middleware: every listener's `respond` retries (set before lazy listeners copy the context)."""
+    """Global middleware: every listener's `respond` retries (set before lazy listeners copy the context);
+    in an answer worker the Web API client is the guarded one (bot.slack.guard)."""
     if context.response_url:
-        context["respond"] = RetryingRespond(
-            response_url=context.response_url, proxy=context.client.proxy, ssl=context.client.ssl
-        )
+        respond = RetryingRespond(response_url=context.response_url, proxy=context.client.proxy, ssl=context.client.ssl)
+        respond.channel_id = context.channel_id
+        context["respond"] = respond
+    if current_delivery() is not None and not isinstance(context.client, GuardedWebClient):
+        context["client"] = guard_client(context.client)
     return next()
