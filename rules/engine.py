@@ -54,6 +54,13 @@ def resolve_shape(workload: Workload, method: str) -> tuple[Shape, list[Finding]
                            {"params_b": params, "layers": shape.layers, "hidden_size": shape.hidden_size})]
 
 
+def training_pool(gpus: Mapping[str, GpuSpec]) -> Mapping[str, GpuSpec]:
+    """The GPUs a training plan is searched on when the user named none: not Apple silicon (the training
+    model is for CUDA/ROCm frameworks), laptop GPUs or modded boards (nobody rents them; a user who owns one
+    names it, and it is then evaluated as pinned hardware)."""
+    return {k: g for k, g in gpus.items() if not (g.unified_memory or g.laptop or g.modified)}
+
+
 def _is_diffusion_model(workload: Workload) -> bool:
     return workload.model is not None and workload.model.kind == "diffusion"
 
@@ -189,14 +196,15 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     space = CandidateSpace(work, shape, method, 0.1 if shape.assumed else 0.0, family)
     counts = counts_for(work, "diffusion" if family == "diffusion" else method)
     pinned_gpu = workload.gpu if workload.gpu in gpus else None
-    pool = {pinned_gpu: gpus[pinned_gpu]} if pinned_gpu else gpus
+    trainable = training_pool(gpus)
+    pool = {pinned_gpu: gpus[pinned_gpu]} if pinned_gpu else trainable
     hours_known = bool(work.tokens or work.samples)
     found = search(pool, space, counts, work, offers_by_gpu, shape, tables, providers, offer_book)
     constrained = apply_constraints(found.scored, work)
     ranked = rank(constrained.kept, objective, hours_known)
     if pinned_gpu is not None or (workload.gpus and not ranked):
         alt_counts = counts_for(replace(work, gpus=None), "diffusion" if family == "diffusion" else method)
-        alternatives = search(gpus, space, alt_counts, work, offers_by_gpu, shape, tables, providers,
+        alternatives = search(trainable, space, alt_counts, work, offers_by_gpu, shape, tables, providers,
                               offer_book)
         alt_constrained = apply_constraints(alternatives.scored, work)
         shown = shown_options(ranked, rank(alt_constrained.kept, objective, hours_known), pinned_gpu)

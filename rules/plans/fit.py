@@ -66,6 +66,7 @@ class CandidateSpace:
         # fit_gpu results by what a fit depends on (VRAM, headroom, whether cards may span nodes, counts):
         # GPUs sharing those (every 80 GB data-centre card) share one search.
         self.fits: dict[tuple[float, float, str, bool, tuple[int, ...], float], FitOutcome] = {}
+        self.least_needs: dict[int, float] = {}  # _least_need per count: the same for every GPU
 
     def base_setup(self, count: int) -> Setup:
         if count not in self._bases:
@@ -203,9 +204,12 @@ def fit_gpu(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headro
 
 
 def _least_need(space: CandidateSpace, count: int) -> float:
-    """The per-GPU need at `count` with every allowed switch on, offload included."""
-    steps = space.offload_steps(count)
-    return min([space.full_need(count)] + [space.need(count, s) for s in steps])
+    """The per-GPU need at `count` with every allowed switch on, offload included (once per space and count)."""
+    found = space.least_needs.get(count)
+    if found is None:
+        steps = space.offload_steps(count)
+        found = space.least_needs[count] = min([space.full_need(count)] + [space.need(count, s) for s in steps])
+    return found
 
 
 def _search_fit(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headroom: float,
@@ -224,8 +228,10 @@ def _search_fit(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], he
             for switches in space.offload_steps(count):
                 if switches[-1] != kind:
                     continue
+                if space.need(count, switches) > limit:  # cheap test first: on_device recomputes the parts
+                    continue
                 candidate = space.on_device(space.candidate(count, switches), limit)
-                if space.need(count, switches) <= limit and space.host_ram_ok(candidate, host_ram_gib):
+                if space.host_ram_ok(candidate, host_ram_gib):
                     return FitOutcome(candidate, "", 0.0, 0, single)
     blocked: str | None = None
     if one_node and any(c > GPUS_PER_NODE and _least_need(space, c) <= limit for c in counts):

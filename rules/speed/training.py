@@ -3,6 +3,8 @@ and what the memory savers cost (measured ratios, host traffic of offloaded or p
 
 from __future__ import annotations
 
+import functools
+
 from rules.tables import RuleTables
 from rules.types import GpuSpec, Workload
 from rules.workload.setup import DEFAULT_TRAIN_BATCH, Setup
@@ -102,8 +104,12 @@ def mfu_for(gpu: GpuSpec, setup: Setup, tables: RuleTables) -> float:
 
 def host_link_gbs(gpu: GpuSpec, tables: RuleTables) -> float:
     """Achieved host <-> GPU copy bandwidth (GB/s) for the card's PCIe generation."""
-    pcie5 = any(gpu.architecture.lower().startswith(a) for a in PCIE5_ARCHITECTURES)
-    return tables.training.host_link_gbs["pcie5" if pcie5 else "pcie4"]
+    return tables.training.host_link_gbs["pcie5" if _pcie5(gpu.architecture) else "pcie4"]
+
+
+@functools.lru_cache(maxsize=256)
+def _pcie5(architecture: str) -> bool:
+    return any(architecture.lower().startswith(a) for a in PCIE5_ARCHITECTURES)
 
 
 def host_seconds_per_step(setup: Setup, gpu: GpuSpec, count: int, host_gib: float, trainable_b: float,
