@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
+from bot.cli.context import to_json  # strict JSON (issue 19): no NaN/Infinity, valid UTF-8
 import os
 from typing import TYPE_CHECKING
 
@@ -41,7 +41,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     ctx = open_context()
     results = refresh(ctx.engine, catalog_url=args.catalog_url, providers=args.provider)
     if args.json:
-        print(json.dumps([{
+        print(to_json([{
             "provider": r.provider, "provider_id": r.provider_id, "ok": r.ok, "catalog_version": r.catalog_version,
             "items": r.items, "observations": r.observations, "unmapped": r.unmapped, "error": r.error,
         } for r in results], indent=2))
