@@ -18,12 +18,13 @@ from bot.parse.ask import (
     ModelMention,
 )
 from bot.parse.config import find_config
-from bot.parse.deadline import find_deadline_hours
+from bot.parse.deadline import find_deadline
 from bot.parse.gpus import find_gpus
-from bot.parse.counts import decide_count
+from bot.parse.counts import Count, decide_count
 from bot.parse.intent import Evidence, decide_intent, is_follow_up, without_polite
 from bot.parse.language import detect_language
 from bot.parse.models import ModelFound, find_model
+from bot.parse.notes import Note
 from bot.parse.money import find_money
 from bot.parse.quantities import find_batch, find_dataset, find_lora_rank, find_resolution, find_seq_len
 from bot.parse.serving import ServingFound, find_serving
@@ -67,7 +68,8 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
     money = find_money(rest, vocab, language)
     rest = _blank(rest, money.spans)
     config = find_config(text)
-    sizes = find_sizes(rest)
+    refused: list[Note] = []  # what was written but cannot be used, as notes ("I ignored: ...")
+    sizes = find_sizes(rest, refused)
     model = find_model(rest, sizes, snapshot, config.model_query)
     dataset = find_dataset(rest, vocab)
     model_id = model.mention.model_id if model.mention else None
@@ -89,11 +91,15 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
             assumed["seq_len"] = f"'k' read as 1024 tokens: {seq_len}"
     found_gpus = gpus.mentions
     count = decide_count(gpus, values.get("gpus"), text, vocab.count_questions)
+    if gpus.notes and count.count == 1 and count.assumed:  # "999999 H100" is not "one card"
+        count = Count(None)
     if count.assumed:
         assumed["gpu_count"] = count.assumed
     spot = _spot(rest, vocab)
     objective = vocab.objectives.first(rest)
-    deadline = find_deadline_hours(rest, vocab)
+    deadline_found = find_deadline(rest, vocab)
+    deadline = deadline_found.hours
+    ignored.extend(note.as_written(raw) for note in (*refused, *gpus.notes, *money.notes, *deadline_found.notes))
     cues = frozenset(v for v, _, _ in vocab.intents.find(rest))
     language = _requested_language(rest, vocab, language, cues)
 
