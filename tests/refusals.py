@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from typing import Any
 
 from sqlalchemy import Engine, inspect, text
+
+
+# Inputs each property test generated in this run (printed at the end by conftest.py).
+RUNS: Counter[str] = Counter()
 
 
 def fingerprint(engine: Engine) -> dict[str, str]:

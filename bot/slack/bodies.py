@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 from urllib.parse import parse_qsl
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, StringConstraints, ValidationError
 from wsgiref.types import WSGIEnvironment
 
 log = logging.getLogger(__name__)
@@ -131,42 +131,52 @@ def _too_large(length: int) -> str:
 
 _Slice = ConfigDict(extra="allow", frozen=True)
 Text = StrictStr
+# Slack's ids (T0123, U0123, C0123, D0123, E0123, W0123, B0123): upper-case letters and digits. They key
+# rows (VARCHAR(32)) and delivery claims: a 10 KB "team_id" used to reach PostgreSQL as a DataError.
+SlackId = Annotated[str, StringConstraints(strict=True, pattern=r"^[A-Z0-9]{1,32}$")]
+# Message timestamps ("1700000000.000100"): seconds and microseconds.
+Ts = Annotated[str, StringConstraints(strict=True, pattern=r"^[0-9]{1,12}(\.[0-9]{1,8})?$")]
+Url = Annotated[str, StringConstraints(strict=True, pattern=r"^https?://\S+$", max_length=2000)]
+ActionId = Annotated[str, StringConstraints(strict=True, max_length=255)]
 
 
 class Ref(BaseModel):
     """`team`, `user`, `channel`, `enterprise` as objects: Bolt reads their `id` (and `team_id`)."""
 
     model_config = _Slice
-    id: Text | None = None
-    team_id: Text | None = None
-    enterprise_id: Text | None = None
+    id: SlackId | None = None
+    team_id: SlackId | None = None
+    enterprise_id: SlackId | None = None
 
 
-IdRef = Text | Ref
+IdRef = SlackId | Ref
 
 
 class Authorization(BaseModel):
     model_config = _Slice
-    enterprise_id: Text | None = None
-    team_id: Text | None = None
-    user_id: Text | None = None
+    enterprise_id: SlackId | None = None
+    team_id: SlackId | None = None
+    user_id: SlackId | None = None
     is_enterprise_install: StrictBool | None = None
 
 
 class ResponseUrl(BaseModel):
     model_config = _Slice
-    response_url: Text | None = None
+    response_url: Url | None = None
 
 
 class View(BaseModel):
     model_config = _Slice
     type: Text | None = None
-    team_id: Text | None = None
-    app_installed_team_id: Text | None = None
+    team_id: SlackId | None = None
+    app_installed_team_id: SlackId | None = None
+    callback_id: Text | None = None
 
 
 class Context(BaseModel):
-    """The keys Bolt's `build_context` reads at any level it reads them (ids, thread, response URL)."""
+    """The keys Bolt reads in any body, at any level it reads them: the ids of `build_context`, the
+    thread and response URL, and the `event` its middleware looks into whatever the request is
+    (`body.get("event", {}).get("bot_id")` runs for a slash command too)."""
 
     model_config = _Slice
     type: Text | None = None
@@ -174,13 +184,13 @@ class Context(BaseModel):
     user: IdRef | None = None
     channel: IdRef | None = None
     enterprise: IdRef | None = None
-    team_id: Text | None = None
-    user_id: Text | None = None
-    channel_id: Text | None = None
-    enterprise_id: Text | None = None
-    user_team: Text | None = None
-    thread_ts: Text | None = None
-    response_url: Text | None = None
+    team_id: SlackId | None = None
+    user_id: SlackId | None = None
+    channel_id: SlackId | None = None
+    enterprise_id: SlackId | None = None
+    user_team: SlackId | None = None
+    thread_ts: Ts | None = None
+    response_url: Url | None = None
     authorizations: list[Authorization] | None = None
     is_enterprise_install: StrictBool | Text | None = None
     is_ext_shared_channel: StrictBool | None = None
@@ -190,39 +200,54 @@ class Context(BaseModel):
     assistant_thread: Context | None = None
     view: View | None = None
     response_urls: list[ResponseUrl] | None = None
+    event: Event | None = None
+    actions: Annotated[list[dict[str, Any]], Field(min_length=1)] | None = None  # Bolt takes actions[0]
+    callback_id: Text | None = None
+    ssl_check: Text | None = None
+    token: Text | None = None
 
 
-class MessageEvent(Context):
+class Event(Context):
+    """Any event: what Bolt's middleware and matchers read of it."""
+
+    text: Text | None = None
+    bot_id: Text | None = None
+    subtype: Text | None = None
+    channel_type: Text | None = None
+    tab: Text | None = None
+
+
+class MessageEvent(Event):
     """`message` and `app_mention`: where it was (channel, ts), who wrote what."""
 
     type: Literal["message", "app_mention"]
-    channel: Text
-    ts: Text
-    user: Text | None = None
+    channel: SlackId
+    ts: Ts
+    user: SlackId | None = None
     text: Text | None = None
     subtype: Text | None = None
     bot_id: Text | None = None
     channel_type: Text | None = None
 
 
-class HomeOpened(Context):
+class HomeOpened(Event):
     type: Literal["app_home_opened"]
-    user: Text
+    user: SlackId
     tab: Text | None = None
 
 
 class RevokedTokens(BaseModel):
     model_config = _Slice
-    oauth: list[Text] | None = None
-    bot: list[Text] | None = None
+    oauth: list[SlackId] | None = None
+    bot: list[SlackId] | None = None
 
 
-class TokensRevoked(Context):
+class TokensRevoked(Event):
     type: Literal["tokens_revoked"]
     tokens: RevokedTokens | None = None
 
 
-class OtherEvent(Context):
+class OtherEvent(Event):
     type: Text
 
 
@@ -257,10 +282,10 @@ class Command(Context):
     """A slash command (form fields, always text): who, where, what, and where to answer."""
 
     command: Text
-    team_id: Text
-    user_id: Text
-    channel_id: Text
-    response_url: Text
+    team_id: SlackId
+    user_id: SlackId
+    channel_id: SlackId
+    response_url: Url
     text: Text = ""
     trigger_id: Text | None = None
 
@@ -276,20 +301,20 @@ class SelectedOption(BaseModel):
 
 class Action(BaseModel):
     model_config = _Slice
-    action_id: Text
+    action_id: ActionId
     value: Text | None = None
     selected_option: SelectedOption | None = None
 
 
 class Container(BaseModel):
     model_config = _Slice
-    channel_id: Text | None = None
-    message_ts: Text | None = None
+    channel_id: SlackId | None = None
+    message_ts: Ts | None = None
     is_ephemeral: StrictBool | None = None
 
 
 class PressedBy(Ref):
-    id: Text
+    id: SlackId
 
 
 class BlockActions(Context):
@@ -297,7 +322,7 @@ class BlockActions(Context):
 
     type: Literal["block_actions"]
     user: PressedBy
-    actions: Annotated[list[Action], Field(min_length=1)]
+    actions: Annotated[list[Action], Field(min_length=1)]  # type: ignore[assignment]  # narrowed
     container: Container | None = None
     trigger_id: Text | None = None
 
@@ -388,16 +413,22 @@ _PROBLEMS = {
     "missing": "missing", "string_type": "must be text", "bool_type": "must be true or false",
     "model_type": "must be an object", "dict_type": "must be an object", "model_attributes_type": "must be an object",
     "list_type": "must be a list", "too_short": "must not be empty", "literal_error": "is not what Slack sends",
+    "string_pattern_mismatch": "is not in Slack's format", "string_too_long": "is too long",
 }
 
 
 def _first_problem(error: ValidationError) -> str:
     """`event.channel: missing`: the first field at fault (the path inside a union member dropped)."""
     first = error.errors(include_url=False)[0]
-    path = [str(part) for part in first["loc"] if not (isinstance(part, str) and part[:1].isupper() or
-                                                       part in ("str", "bool", "function-after[...]"))]
+    path = [str(part) for part in first["loc"] if not _branch(part)]
     where = ".".join(path) or "body"
     return f"{where}: {_PROBLEMS.get(str(first['type']), str(first['msg']).lower())}"[:200]
+
+
+def _branch(part: object) -> bool:
+    """A union member's name in an error location ("constrained-str", "Ref", "str"), not a field."""
+    return isinstance(part, str) and (part[:1].isupper() or "-" in part or "[" in part or
+                                      part in ("str", "bool", "int", "float", "dict", "list"))
 
 
 def _json_kind(value: object) -> str:
