@@ -142,7 +142,7 @@ def find_gpus(text: str, snapshot: Snapshot, vocabulary: Vocabulary) -> GpuFound
         spans.append(nodes.span)
     loose = _loose_count(text, spans, patterns, vocabulary)
     merged = _merge(mentions)
-    notes = count_notes(text, names, patterns) if has_digit(text) else ()
+    notes = count_notes(text, names, patterns, vocabulary) if has_digit(text) else ()
     found = GpuFound(merged, loose, tuple(spans), count_range=count_range, together=together, plural=several,
                      notes=notes)
     if nodes is None or not nodes.per_node:
@@ -226,7 +226,9 @@ def _count_near(
     return None, (start, end)
 
 
-def count_notes(text: str, names: list[tuple[int, int]], patterns: dict[str, re.Pattern[str]]) -> tuple[Note, ...]:
+def count_notes(
+    text: str, names: list[tuple[int, int]], patterns: dict[str, re.Pattern[str]], vocabulary: Vocabulary
+) -> tuple[Note, ...]:
     """Counts written before a GPU name or a GPU word that no plan can use: negative, zero, beyond MAX_COUNT.
 
     They used to vanish ("999999 H100" became one card) or lose their sign ("-5 GPUs" became 5).
@@ -237,7 +239,7 @@ def count_notes(text: str, names: list[tuple[int, int]], patterns: dict[str, re.
         m = patterns["any_before"].search(text, window, start)
         if m:
             found.append(m)
-    if any(c.isdigit() for c in text):
+    if has_any(text, _unit_anchors(vocabulary.gpu_units)):  # the loose pattern ends with a unit word
         found.extend(patterns["any_loose"].finditer(text))
     notes: dict[tuple[int, int], Note] = {}
     for m in found:

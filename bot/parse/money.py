@@ -27,6 +27,7 @@ DEFAULT_CURRENCY = {
 CENT = Decimal("0.01")
 MAX_USD = Decimal(10) ** 10  # more than any GPU job (the largest training runs cost ~$1B); a slip, not a budget
 _MINUS = "-−"
+_SIGNED = re.compile(r"[-−]\s?\d|[$€£¥₩]\s?[-−]")  # a minus before a number, or after a currency sign
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +80,7 @@ def find_money(text: str, vocabulary: Vocabulary, language: str) -> MoneyFound:
     assumed: dict[str, str] = {}
     refused: list[Note] = []
     patterns = _patterns(id(vocabulary), tuple(vocabulary.currency_symbols)) if has_digit(text) else ()
-    if patterns and any(c in text for c in _MINUS):
+    if patterns and _SIGNED.search(text):
         for m in _negative_patterns(id(vocabulary), tuple(vocabulary.currency_symbols)).finditer(text):
             spans.append(m.span())
             refused.append(Note("budget_not_positive", given=m.group(0)))
