@@ -87,7 +87,8 @@ def test_every_problem_is_named_at_once() -> None:
     ({"model": "llama\x00"}, "model: contains control characters"),
     ({"gpu": "h" * 500}, "gpu: longer than 200 characters"),
     ({"budget_usd": {"usd": 5}}, "budget_usd: {'usd': 5} is not an amount in US dollars"),
-], ids=["bool", "fraction", "1e20", "huge-int", "switch", "list", "nul", "long", "object"])
+    ({"gpu": "h100 \udcff"}, "gpu: contains bytes that are not UTF-8"),
+], ids=["bool", "fraction", "1e20", "huge-int", "switch", "list", "nul", "long", "object", "undecodable"])
 def test_input_line_values_are_typed(values: dict[str, Any], message: str) -> None:
     with pytest.raises(CliError) as caught:
         require_estimate_values(values)

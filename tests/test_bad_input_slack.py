@@ -114,6 +114,18 @@ MALFORMED = {
     "nested-100000": (b"[" * 100_000, JSON, "nested more than 64 levels"),
     "nested-object-100000": (b'{"a":' * 100_000 + b"1" + b"}" * 100_000, JSON, "nested more than 64 levels"),
     "nested-payload-100000": (b"payload=" + b"%5B" * 100_000, FORM, "payload is JSON nested more than 64 levels"),
+    "number-of-100000-digits": (b'{"type": "event_callback", "event": {"type": "x", "n": ' + b"1" * 100_000 + b"}}",
+                                JSON, "body is not JSON Slack sends (a number too long)"),
+    "bom": (b'\xef\xbb\xbf{"type": "url_verification", "challenge": "c"}', JSON, "body is not JSON"),
+    "team-id-10kb": (urlencode({"command": "/gpu", "text": "h100", "team_id": "T" * 10_000, "user_id": "U0ALICE",
+                                "channel_id": "C0GENERAL", "response_url": "http://x/r"}).encode(), FORM,
+                     "team_id: is not in Slack's format"),
+    "event-in-a-command": (urlencode({"command": "/gpu", "text": "h100", "team_id": "T0TEAM", "user_id": "U0ALICE",
+                                      "channel_id": "C0GENERAL", "response_url": "http://x/r", "event": "x"}).encode(),
+                           FORM, "event: must be an object"),
+    "response-url-not-a-url": (urlencode({"command": "/gpu", "text": "h100", "team_id": "T0TEAM", "user_id": "U0ALICE",
+                                          "channel_id": "C0GENERAL", "response_url": "javascript:1"}).encode(), FORM,
+                               "response_url: is not in Slack's format"),
 }
 
 

@@ -71,6 +71,8 @@ def _no_bool(value: object) -> object:
 def _clean_text(value: object) -> object:
     if isinstance(value, str) and any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in value):
         raise ValueError("contains control characters")
+    if isinstance(value, str) and any(0xD800 <= ord(c) <= 0xDFFF for c in value):  # undecodable argv bytes
+        raise ValueError("contains bytes that are not UTF-8")
     return value
 
 
@@ -127,7 +129,7 @@ def _problem(error: Mapping[str, Any], values: Mapping[str, Any]) -> str:
     if kind in ("string_too_long", "too_long"):
         return f"{key}: longer than {MAX_TEXT_CHARS} characters"
     if kind == "value_error":
-        return f"{key}: contains control characters"
+        return f"{key}: {error.get('ctx', {}).get('error', 'is not text')}"
     return f"{key}: {_shown(given)} is not text"
 
 

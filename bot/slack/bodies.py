@@ -369,8 +369,10 @@ def _loads(text: str, where: str) -> object:
         return json.loads(text)
     except RecursionError:
         raise Unreadable(f"{where} is JSON nested too deeply") from None
-    except ValueError as error:  # json.JSONDecodeError
-        raise Unreadable(f"{where} is not JSON ({getattr(error, 'msg', error)})") from None
+    except json.JSONDecodeError as error:
+        raise Unreadable(f"{where} is not JSON ({error.msg})") from None
+    except ValueError:  # an integer of more than 4,300 digits (Python's int conversion limit)
+        raise Unreadable(f"{where} is not JSON Slack sends (a number too long)") from None
 
 
 def check_body(raw: bytes, content_type: str) -> dict[str, Any] | Refusal:
