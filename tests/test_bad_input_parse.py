@@ -76,6 +76,17 @@ def test_999999_h100_is_said_and_not_one_card(catalog_snapshot: Any) -> None:  #
 
 
 @pytest.mark.parametrize(("text", "given"), [
+    ("fine-tune 7B on H100 x999999", "H100 x999999"),
+    ("999999张H100微调7B", "999999张H100"),
+    ("fine-tune 7B on 2,000,000 GPUs", "2,000,000 GPUs"),
+], ids=["after-x", "zh", "commas"])
+def test_a_count_past_a_plan_is_said_however_written(catalog_snapshot: Any, text: str, given: str) -> None:  # noqa: F811
+    ask = parse(text, snapshot=catalog_snapshot)
+    assert ask.gpu_count is None
+    assert list(ask.ignored) == [f"{given} (more than 1,024 GPUs in one plan; give GPUs per machine and machines)"]
+
+
+@pytest.mark.parametrize(("text", "given"), [
     ("fine-tune 13B budget $-100", "$-100"),
     ("fine-tune 13B, budget -$100", "-$100"),
     ("fine-tune 13B with $0", "$0"),
@@ -119,7 +130,9 @@ def test_a_past_day_that_is_not_a_deadline_is_not_a_note(catalog_snapshot: Any) 
     ("fine-tune 70b, 8 H100, $5000 budget, 3 days", "deadline_hours", 72.0),
     ("8x H100 for a 70B full fine-tune", "gpu_count", 8),
     ("两张4090能不能全参微调Qwen2.5-7B？预算2w，3天内", "gpu_count", 2),
-], ids=["count-range", "money-range", "plain", "8x", "zh"])
+    ("H100 x8 for a 70B full fine-tune", "gpu_count", 8),
+    ("2 nodes of 8 H100 for 405B", "gpu_count", 16),
+], ids=["count-range", "money-range", "plain", "8x", "zh", "x8", "nodes"])
 def test_ordinary_numbers_are_read_as_before(catalog_snapshot: Any, text: str, field: str, value: Any) -> None:  # noqa: F811
     ask = parse(text, snapshot=catalog_snapshot)
     got = ask.budget.usd_total if field == "budget" else getattr(ask, field)

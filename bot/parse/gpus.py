@@ -90,6 +90,7 @@ def _patterns(vocab_id: int, counts: tuple[str, ...], units: tuple[str, ...]) ->
         # Count sanity: any digits before a GPU name or a GPU word, with their sign ("-5", "0", "999999").
         "any_before": re.compile(rf"(?<![a-z0-9.,])([-−]?)\s?(\d[\d,]*)\s?(?:x|\*|{unit})?\s?(?:of\s|de\s|の)?$"),
         "any_loose": re.compile(rf"(?<![a-z0-9.,])([-−]?)\s?(\d[\d,]*)\s?(?:x\s?)?(?:{strict})"),
+        "any_after": re.compile(rf"\s?(?:(?:x|\*)\s?([-−]?)\s?(\d[\d,]*)(?![\d.])|([-−]?)(\d[\d,]*)\s?(?:{unit}))"),
         "range": re.compile(
             rf"(?<![\d.])(?<!\d,)(\d{{1,3}})\s?(?:-|–|~|〜|to|bis|a|à|đến|到|至)\s?(\d{{1,3}})\s?(?:x\s?)?(?={unit}|{_VENDOR}(?:{name}))"
         ),
@@ -234,28 +235,33 @@ def count_notes(
     They used to vanish ("999999 H100" became one card) or lose their sign ("-5 GPUs" became 5).
     """
     found: list[re.Match[str]] = []
-    for start, _ in names:
+    for start, end in names:
         window = max(0, start - 24)
         m = patterns["any_before"].search(text, window, start)
         if m:
             found.append(m)
+        after = patterns["any_after"].match(text, end, min(len(text), end + 24))
+        if after:
+            found.append(after)
     if has_any(text, _unit_anchors(vocabulary.gpu_units)):  # the loose pattern ends with a unit word
         found.extend(patterns["any_loose"].finditer(text))
     notes: dict[tuple[int, int], Note] = {}
     for m in found:
-        sign, digits = m.group(1), m.group(2).replace(",", "")
+        group = 2 if m.group(2) else 4  # "any_after" has a second pair of groups ("H100 999999장")
+        sign, digits, where = m.group(group - 1), m.group(group).replace(",", ""), m.span(group)
         value = int(digits) if digits.isdigit() and len(digits) <= 12 else MAX_COUNT + 1
         if sign or value < 1:
-            notes.setdefault(m.span(), Note("count_not_positive", given=_count_text(text, m, names)))
+            notes.setdefault(where, Note("count_not_positive", given=_count_text(text, m, names)))
         elif value > MAX_COUNT:
-            notes.setdefault(m.span(), Note("count_too_large", given=_count_text(text, m, names), max=MAX_COUNT))
+            notes.setdefault(where, Note("count_too_large", given=_count_text(text, m, names), max=MAX_COUNT))
     return tuple(notes[span] for span in sorted(notes))
 
 
 def _count_text(text: str, m: re.Match[str], names: list[tuple[int, int]]) -> str:
-    """The count with what it counts: "-5 GPUs", "999999 H100" (the name that follows, when one does)."""
+    """The count with what it counts: "-5 GPUs", "999999 H100", "H100 x999999" (with the name beside it)."""
+    start = next((s for s, e in names if m.start() - 1 <= e <= m.start()), m.start())
     end = next((e for s, e in names if m.end() <= s <= m.end() + 2), m.end())
-    return text[m.start() : end].strip()
+    return text[start:end].strip()
 
 
 def _loose_count(
