@@ -282,3 +282,24 @@ def test_the_signature_is_over_the_raw_bytes() -> None:
     stale = sign(raw, timestamp=int(time.time()) - 301)
     assert not is_signed(raw, secret=SIGNING_SECRET, timestamp=stale["X-Slack-Request-Timestamp"],
                          signature=stale["X-Slack-Signature"])
+
+
+# --- the production server (`serve --http`: gunicorn, the ack path, answer processes) ------------------------
+
+from test_slack_serve import served  # noqa: E402, F401  (fixture: the real server on a loopback port)
+
+
+def test_the_production_server_refuses_the_issues_bodies_and_keeps_answering(served: Any) -> None:  # noqa: F811
+    port, slack = served
+    for raw, content_type in [(b"[1,2,3]", JSON), (b'"x"', JSON), (b"null", JSON), (b"[" * 100_000, JSON),
+                              (urlencode({"payload": "{bad"}).encode(), FORM), MALFORMED["numeric-text"][:2],
+                              MALFORMED["button-without-user"][:2]]:
+        assert post_raw(port, raw, {**sign(raw), "Content-Type": content_type})[0] == 400, raw[:40]
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        conn.sendall(b"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     + f"Content-Length: {2 * MAX_BODY_BYTES}\r\n\r\n".encode())
+        assert conn.recv(200).decode("latin-1").split(" ")[1] == "413"
+    body = slash_command_body("price h100", response_url=slack.response_url("after-refusals")).encode()
+    assert post_raw(port, body, {**sign(body), "Content-Type": FORM})[0] == 200
+    slack.wait_for(lambda calls: any(c.path == "/response/after-refusals" for c in calls), timeout_s=30)
+    assert [c.path for c in slack.calls if c.path.startswith("/response/")] == ["/response/after-refusals"]
