@@ -120,6 +120,29 @@ def test_a_deadline_in_the_past_is_said(catalog_snapshot: Any, text: str, given:
     assert list(ask.ignored) == [f"{given} (a deadline must be in the future)"]
 
 
+@pytest.mark.parametrize(("text", "field", "given"), [
+    ("fine-tune 13B on -5B tokens", "dataset_tokens", "-5B tokens"),
+    ("fine-tune 13B for -3 epochs", "epochs", "-3 epochs"),
+    ("fine-tune 13B, batch 0", "batch_size", "batch 0"),
+    ("fine-tune 13B seq -4096", "seq_len", "seq -4096"),
+    ("serve Llama 3 8B to -50 users", "concurrency", "-50 users"),
+    ("LoRA rank 0 on 7B", "lora_rank", "LoRA rank 0"),
+    ("fine-tune a -7B model", "params_b", "-7B"),
+], ids=["tokens", "epochs", "batch", "seq", "users", "rank", "size"])
+def test_other_quantities_below_one_are_said_not_read_as_positive(
+    catalog_snapshot: Any, text: str, field: str, given: str  # noqa: F811
+) -> None:
+    ask = parse(text, snapshot=catalog_snapshot)
+    assert getattr(ask, field) is None  # "-5B tokens" was 5B tokens, "-50 users" 50 users, "-7B" 7B
+    assert list(ask.ignored) == [f"{given} (must be more than zero)"]
+
+
+def test_names_with_hyphens_are_not_signs(catalog_snapshot: Any) -> None:  # noqa: F811
+    for text, params_b in (("qwen2.5-7b lora", 7.62), ("llama-3-8b qlora", 8.03)):
+        ask = parse(text, snapshot=catalog_snapshot)
+        assert ask.params_b == params_b and list(ask.ignored) == []
+
+
 def test_a_past_day_that_is_not_a_deadline_is_not_a_note(catalog_snapshot: Any) -> None:  # noqa: F811
     assert ignored("I fine-tuned it yesterday; now 13B with QLoRA", catalog_snapshot) == []
 
@@ -191,7 +214,7 @@ def test_the_original_spelling_is_quoted() -> None:
 def test_every_note_has_a_message_in_every_language(lang: str) -> None:
     catalog = load_catalog(lang)
     notes = [Note(key, given="X", max_b=5000, max=1024, max_usd=10**10) for key in english()]
-    assert len(notes) == 6
+    assert len(notes) == 7
     localized = localized_ignored(notes, lang)
     assert all(f"ignored.{key}" in catalog for key in english())
     assert all("X" in line and "{" not in line for line in localized)

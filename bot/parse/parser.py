@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
+from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +30,7 @@ from bot.parse.notes import Note
 from bot.parse.money import find_money
 from bot.parse.quantities import find_batch, find_dataset, find_lora_rank, find_resolution, find_seq_len
 from bot.parse.serving import ServingFound, find_serving
+from bot.parse.signs import find_unusable
 from bot.parse.sizes import SizeMention, find_sizes
 from bot.parse.text import MAX_CHARS, clean_text
 from bot.parse.training import find_training, pick_framework
@@ -99,7 +102,9 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
     objective = vocab.objectives.first(rest)
     deadline_found = find_deadline(rest, vocab)
     deadline = deadline_found.hours
-    ignored.extend(note.as_written(raw) for note in (*refused, *gpus.notes, *money.notes, *deadline_found.notes))
+    unusable = find_unusable(rest)  # "-50 users", "batch 0": the extractors dropped the sign or the value
+    ignored.extend(note.as_written(raw) for note in
+                   (*refused, *gpus.notes, *money.notes, *deadline_found.notes, *unusable.values()))
     cues = frozenset(v for v, _, _ in vocab.intents.find(rest))
     language = _requested_language(rest, vocab, language, cues)
 
@@ -126,7 +131,7 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
         language_named="language" in cues and bool(vocab.language_names.find(rest)),
     )
     intent = decide_intent(evidence)
-    return Ask(
+    ask = Ask(
         intent=intent,  # type: ignore[arg-type]
         language=language,  # type: ignore[arg-type]
         text=raw if isinstance(raw, str) else "",
@@ -169,6 +174,15 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
         assumed=MappingProxyType(assumed),
         clarifications=_clarifications(intent, found_gpus, has_workload, model, method),
     )
+    return _without(ask, unusable)
+
+
+def _without(ask: Ask, unusable: Mapping[str, object]) -> Ask:
+    """The Ask with each quantity written below one left unset (a sequence length is a served context too)."""
+    fields = {name: None for name in unusable if getattr(ask, name, None) is not None}
+    if "seq_len" in unusable and ask.context_tokens is not None:
+        fields["context_tokens"] = None
+    return replace(ask, **fields) if fields else ask  # type: ignore[arg-type]
 
 
 def _context_tokens(seq_len: int | None, serving: ServingFound, assumed: dict[str, str]) -> int | None:

@@ -59,6 +59,11 @@ def _patterns() -> tuple[re.Pattern[str], ...]:
     )
 
 
+def _negative(text: str, start: int) -> bool:
+    """A minus sign right before `start` that no letter or digit precedes (a sign, not a hyphen)."""
+    return start > 0 and text[start - 1] in "-−" and (start == 1 or not text[start - 2].isalnum())
+
+
 def find_sizes(text: str, ignored: list[Note] | None = None) -> list[SizeMention]:
     """Every parameter count in order of appearance (text already normalised).
 
@@ -71,6 +76,7 @@ def find_sizes(text: str, ignored: list[Note] | None = None) -> list[SizeMention
     found: list[SizeMention] = []
     taken: list[tuple[int, int]] = []
     absurd: list[tuple[int, int]] = []
+    negative: list[tuple[int, int]] = []
     for m in _SCIENTIFIC.finditer(text) if "e" in text else ():
         size_b = float(f"{m.group(1)}e{m.group(2)}") / (1 if m.group(3) in ("b", "bn", "billion") else 1e9)
         taken.append(m.span())
@@ -92,7 +98,9 @@ def find_sizes(text: str, ignored: list[Note] | None = None) -> list[SizeMention
             if any(s <= m.start() < e for s, e in taken):
                 continue
             value = parse_number((m.group(1) or m.group(m.lastindex or 1)).replace(",", "."))
-            if value and MIN_B <= value * scale <= MAX_B:
+            if _negative(text, m.start()):  # "a -7B model": never 7B ("qwen2.5-7b" is a name, not a sign)
+                negative.append((m.start() - 1, m.end()))
+            elif value and MIN_B <= value * scale <= MAX_B:
                 found.append(SizeMention(round(value * scale, 3), m.start(), m.end()))
             elif value and value * scale > MAX_B:
                 absurd.append(m.span())
@@ -100,4 +108,5 @@ def find_sizes(text: str, ignored: list[Note] | None = None) -> list[SizeMention
         absurd.extend(m.span() for m in _LONG_BILLIONS.finditer(text) if not any(s <= m.start() < e for s, e in taken))
     if ignored is not None:
         ignored.extend(Note("size_absurd", given=text[a:b], max_b=MAX_B) for a, b in absurd)
+        ignored.extend(Note("quantity_not_positive", given=text[a:b]) for a, b in negative)
     return sorted(found, key=lambda s: s.start)
