@@ -148,6 +148,8 @@ def _to_usd(m: re.Match[str], vocabulary: Vocabulary, language: str, assumed: di
     rate = vocabulary.usd_per_unit.get(code)
     if rate is None:
         return None
+    if amount * rate > MAX_USD:  # refused by the caller; quantize would overflow Decimal's 28 digits
+        return amount * rate
     usd = (amount * rate).quantize(CENT, rounding=ROUND_HALF_UP)
     if code != "USD":
         assumed["exchange_rate"] = (
