@@ -289,10 +289,11 @@ def slack_bodies(draw: Any, url: str) -> tuple[bytes, str]:
     target = body["event"] if "event" in body and draw(st.booleans()) else body
     for _ in range(draw(st.integers(1, 3))):
         key = draw(st.sampled_from(SLACK_KEYS + sorted(target)))
-        if draw(st.booleans()) and key in target:
+        how = draw(st.sampled_from(["delete", "null", "replace", "replace"]))
+        if how == "delete" and key in target:
             del target[key]
         else:
-            target[key] = draw(json_values)
+            target[key] = None if how == "null" else draw(json_values)
     return _encode(body, how)
 
 

@@ -123,6 +123,11 @@ MALFORMED = {
     "event-in-a-command": (urlencode({"command": "/gpu", "text": "h100", "team_id": "T0TEAM", "user_id": "U0ALICE",
                                       "channel_id": "C0GENERAL", "response_url": "http://x/r", "event": "x"}).encode(),
                            FORM, "event: must be an object"),
+    "response-urls-null": (json.dumps({"type": "event_callback", "response_urls": None, "event": {
+        "type": "app_home_opened", "user": "U0ALICE", "tab": "home"}}).encode(), JSON, "response_urls: must not be null"),
+    "event-null-in-a-button": (urlencode({"payload": json.dumps({
+        "type": "block_actions", "user": {"id": "U0ALICE"}, "actions": [{"action_id": "share"}], "event": None})}
+        ).encode(), FORM, "event: must not be null"),
     "response-url-not-a-url": (urlencode({"command": "/gpu", "text": "h100", "team_id": "T0TEAM", "user_id": "U0ALICE",
                                           "channel_id": "C0GENERAL", "response_url": "javascript:1"}).encode(), FORM,
                                "response_url: is not in Slack's format"),

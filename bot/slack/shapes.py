@@ -12,7 +12,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictStr,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 _Slice = ConfigDict(extra="allow", frozen=True)
 Text = StrictStr
@@ -58,6 +67,10 @@ class View(BaseModel):
     callback_id: Text | None = None
 
 
+# `"event": null` broke Bolt's IgnoringSelfEvents middleware, `"response_urls": null` its context builder.
+NOT_NULL = ("event", "actions", "view", "response_urls", "workflow_step")
+
+
 class Context(BaseModel):
     """The keys Bolt reads in any body, at any level it reads them: the ids of `build_context`, the
     thread and response URL, and the `event` its middleware looks into whatever the request is
@@ -90,6 +103,16 @@ class Context(BaseModel):
     callback_id: Text | None = None
     ssl_check: Text | None = None
     token: Text | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _not_null(cls, data: Any) -> Any:
+        """Keys Bolt reads as `body.get(key, {})` or `len(body[key])` may be missing, never null."""
+        if isinstance(data, dict):
+            for key in NOT_NULL:
+                if key in data and data[key] is None:
+                    raise ValueError(f"{key}: must not be null")
+        return data
 
 
 class Event(Context):
@@ -254,8 +277,10 @@ def first_problem(error: ValidationError) -> str:
     """`event.channel: missing`: the first field at fault (the path inside a union member dropped)."""
     first = error.errors(include_url=False)[0]
     path = [str(part) for part in first["loc"] if not _branch(part)]
-    where = ".".join(path) or "body"
-    return f"{where}: {_PROBLEMS.get(str(first['type']), str(first['msg']).lower())}"[:200]
+    where = ".".join(path)
+    if first["type"] == "value_error":  # our own checks: the message names the field
+        return ".".join([*path, str(first.get("ctx", {}).get("error", first["msg"]))])[:200]
+    return f"{where or 'body'}: {_PROBLEMS.get(str(first['type']), str(first['msg']).lower())}"[:200]
 
 
 def _branch(part: object) -> bool:
