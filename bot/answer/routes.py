@@ -9,6 +9,7 @@ from datetime import datetime
 from bot.answer import actions
 from bot.answer.actions import BadState, ButtonState, JsonValue
 from bot.answer.advice import fit_lines_for, knowledge_section, recommendation_reply
+from bot.answer.ignored import localized_ignored
 from bot.answer.reply import Reply, help_reply, reply_from
 from bot.parse.ask import Ask
 from bot.render.cards import render_card
@@ -161,7 +162,7 @@ def _clarification(ask: Ask, state: ButtonState, snapshot: Snapshot, lang: str) 
             choices = ()
         else:
             continue
-        view = ClarifyView(kind, detail, choices, state, ask.text)  # type: ignore[arg-type]
+        view = ClarifyView(kind, detail, choices, state, ask.text, localized_ignored(ask.ignored, lang))  # type: ignore[arg-type]
         return reply_from(render_card("clarification", view, lang), ask=ask, state=state)
     return None
 
@@ -220,7 +221,8 @@ def _advise(ask: Ask, *, snapshot: Snapshot, lang: str, now: datetime, previous:
         clarify = _clarification(ask, state, snapshot, lang)
         if clarify is not None:
             return clarify
-    return recommendation_reply(workload, snapshot=snapshot, lang=lang, question=ask.text, ignored=ask.ignored,
+    return recommendation_reply(workload, snapshot=snapshot, lang=lang, question=ask.text,
+                                ignored=localized_ignored(ask.ignored, lang),  # issue 19: notes in the reader's language
                                 ask=ask, extra_sections=extra_sections)
 
 

@@ -27,6 +27,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def utf8_stdout() -> None:
+    """Output is UTF-8 whatever the locale (DESIGN §8: every `--json` output is valid UTF-8).
+
+    `errors="replace"` is the last guard: a character that cannot be encoded (a lone surrogate that no
+    earlier step cleaned) is written as `?`, never as a raw byte (surrogateescape) or a traceback.
+    """
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None and (str(getattr(sys.stdout, "encoding", "")).lower().replace("-", "") != "utf8"
+                                    or getattr(sys.stdout, "errors", "strict") != "replace"):
+        reconfigure(encoding="utf-8", errors="replace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -35,6 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    utf8_stdout()
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()

@@ -47,21 +47,31 @@ def answer_json(reply: Reply, snapshot: Snapshot) -> dict[str, object]:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from bot.answer.pipeline import answer
-    from bot.cli.context import open_context, queries
+    from bot.cli.context import CliError, open_context, print_json, read_queries
 
     snapshot = open_context().snapshot()
     lines = args.text == "-"
-    for text in queries(args.text):
+    status = 0
+    for query in read_queries(args.text):
+        text = query.text
         reply = answer(text, snapshot=snapshot, lang=args.lang, now=datetime.now(UTC))
         if args.json or lines:
             out: dict[str, object] = {**reply.message(), **answer_json(reply, snapshot)}
             if lines:
                 out = {"question": text, "language": reply.language, "kind": reply.kind, **out}
+            if query.note:
+                out["input_note"] = query.note
             if args.preview_url:
                 out["preview_url"] = preview_url(reply.blocks)
-            print(json.dumps(out, ensure_ascii=False, indent=None if lines else 1), flush=lines)
+            try:
+                print_json(out, indent=None if lines else 1, flush=lines)
+            except CliError as error:
+                if not lines:
+                    raise
+                print_json({"question": text, "error": str(error)}, flush=True)
+                status = 1
         else:
             sys.stdout.write(reply.terminal())
             if args.preview_url:
                 print(preview_url(reply.blocks))
-    return 0
+    return status

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
+from bot.cli.context import to_json  # strict JSON (issue 19): no NaN/Infinity, valid UTF-8
 import logging
 import shutil
 import tempfile
@@ -180,5 +180,5 @@ def cmd_bench(args: argparse.Namespace) -> int:
     parts = _parts(args.only)
     with tempfile.TemporaryDirectory(prefix="gpu-advisor-bench-") as tmp:
         result = run_bench(parts, Path(tmp), profile=not args.no_profile)
-    print(json.dumps(result, ensure_ascii=False, indent=1, default=str) if args.json else text_report(result))
+    print(to_json(result, indent=1) if args.json else text_report(result))
     return 0

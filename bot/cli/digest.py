@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
+
+from bot.cli.context import to_json  # strict JSON (issue 19): no NaN/Infinity, valid UTF-8
 import sys
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
@@ -105,7 +106,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
 
     result = preview(open_context(), args)
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        print(to_json(result, indent=2))
         return 0
     print(result["card"]["text"])
     for c in result["changes"]:
@@ -142,7 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     report = scheduler.run_once()
     result = {"outcomes": report.outcomes, "alerts_fired": report.alerts_fired, "dry_run": scheduler.printed}
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(to_json(result, indent=2))
     else:
         for outcome, items in sorted(report.outcomes.items()):
             print(f"{outcome}: {len(items)}")
@@ -163,7 +164,7 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
     scheduler = build_scheduler(ctx, lease_s=args.lease_seconds, timeout_s=args.timeout, refresh=not args.no_refresh)
     if args.once:
         report = scheduler.run_once()
-        print(json.dumps({"outcomes": report.outcomes, "alerts_fired": report.alerts_fired}), flush=True)
+        print(to_json({"outcomes": report.outcomes, "alerts_fired": report.alerts_fired}), flush=True)
         return 0
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

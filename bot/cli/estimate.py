@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from bot.cli.context import CliError
+from bot.cli.context import CliError, to_json
 
 METHODS = ("full", "pretrain", "lora", "qlora", "inference", "diffusion", "serving", "running")
 CHECKPOINTING = ("none", "full", "selective", "offloaded")
@@ -97,33 +96,53 @@ def cmd_estimate(args: Any) -> int:
     tables = load_rule_tables()
     if args.input is None:
         values = {key: getattr(args, key, None) for key in INPUT_KEYS}
-        return _emit(_run(values, snapshot, tables), as_json=args.json)
-    stream = sys.stdin if args.input == "-" else _open(args.input)
+        return _emit(_run(values, snapshot, tables, flags=True), as_json=args.json)
+    stream = getattr(sys.stdin, "buffer", sys.stdin) if args.input == "-" else _open(args.input)
     status = 0
-    for number, line in enumerate(stream, start=1):
-        if not line.strip():
-            continue
+    for number, raw in enumerate(stream, start=1):
         try:
-            values = _parse_line(line, number)
-            result = _run(values, snapshot, tables)
+            line = _decode(raw, number)
+            if not line.strip():
+                continue
+            result = _run(_parse_line(line, number), snapshot, tables)
+            out = to_json(result)
         except CliError as error:
-            result, status = {"error": str(error), "line": number}, 1
-        print(json.dumps(result, ensure_ascii=False))  # JSON Lines: one result per input line
+            out, status = to_json({"error": str(error), "line": number}), 1
+        print(out, flush=True)  # JSON Lines: one result per input line
     return status
 
 
 def _open(path: str) -> Any:
     try:
-        return open(path, encoding="utf-8")  # noqa: SIM115 - closed at exit of a one-shot command
+        return open(path, "rb")  # noqa: SIM115 - closed at exit of a one-shot command
     except OSError as error:
         raise CliError(f"cannot read {path}: {error.strerror}") from error
 
 
+def _decode(raw: bytes | str, number: int) -> str:
+    """A line as UTF-8 text (a BOM on the first dropped); a byte that is not UTF-8 refuses the line."""
+    if isinstance(raw, str):
+        return raw
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CliError(f"line {number}: not UTF-8 (byte {error.start + 1}: 0x{raw[error.start]:02x})") from None
+    return text.removeprefix("\ufeff") if number == 1 else text
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def _parse_line(line: str, number: int) -> dict[str, Any]:
     try:
-        data = json.loads(line)
+        data = json.loads(line, parse_constant=_refuse_constant)
     except json.JSONDecodeError as error:
         raise CliError(f"line {number}: not JSON ({error.msg})") from error
+    except ValueError as error:  # NaN, Infinity, -Infinity: Python's json takes them, JSON does not
+        raise CliError(f"line {number}: not JSON ({error})") from error
+    except RecursionError:
+        raise CliError(f"line {number}: not JSON (nested too deeply)") from None
     if not isinstance(data, dict):
         raise CliError(f"line {number}: expected a JSON object")
     unknown = sorted(set(data) - set(INPUT_KEYS))
@@ -132,11 +151,11 @@ def _parse_line(line: str, number: int) -> dict[str, Any]:
     return {key: data.get(key) for key in INPUT_KEYS}
 
 
-def _run(values: dict[str, Any], snapshot: Any, tables: Any) -> dict[str, Any]:
+def _run(values: dict[str, Any], snapshot: Any, tables: Any, *, flags: bool = False) -> dict[str, Any]:
     from rules.serialize import verdict_to_json
     from rules.engine import evaluate
 
-    workload = build_workload(values, snapshot)
+    workload = build_workload(values, snapshot, flags=flags)
     verdict = evaluate(workload, gpus=snapshot.gpus, offers_by_gpu=snapshot.offers_by_gpu,
                        providers=snapshot.providers, tables=tables)
     return verdict_to_json(verdict, snapshot.gpus)
@@ -149,32 +168,6 @@ def _choice(values: dict[str, Any], key: str, allowed: tuple[str, ...]) -> str |
     if str(value).lower() not in allowed:
         raise CliError(f"{key}: {value!r} is not one of {', '.join(allowed)}")
     return str(value).lower()
-
-
-def _number(values: dict[str, Any], key: str, kind: type) -> Any:
-    value = values.get(key)
-    if value is None:
-        return None
-    try:
-        number = kind(value)
-    except (TypeError, ValueError) as error:
-        raise CliError(f"{key}: {value!r} is not a number") from error
-    if number <= 0:
-        raise CliError(f"{key}: must be positive, got {value!r}")
-    return number
-
-
-def _money(values: dict[str, Any], key: str) -> Decimal | None:
-    value = values.get(key)
-    if value is None:
-        return None
-    try:
-        amount = Decimal(str(value).lstrip("$").replace(",", ""))
-    except InvalidOperation as error:
-        raise CliError(f"{key}: {value!r} is not an amount in US dollars") from error
-    if not amount.is_finite() or amount <= 0:
-        raise CliError(f"{key}: must be a positive amount, got {value!r}")
-    return amount
 
 
 def _resolve_model(name: str, snapshot: Any) -> Any:
@@ -195,12 +188,22 @@ def _resolve_gpu(name: str, snapshot: Any) -> tuple[str, int | None]:
     raise CliError(f"unknown GPU {name!r}{hint}")
 
 
-def build_workload(values: dict[str, Any], snapshot: Any) -> Any:
-    """A Workload from flag values / a JSON line; bad values raise CliError with the key."""
+def _require_lora_targets(text: str | None) -> None:
+    from rules.workload.setup import parse_lora_targets
+
+    if text is not None and parse_lora_targets(text) is None:
+        raise CliError(f"lora_targets: {text!r} is not all, qv, qkv, attn, mlp or a comma list of modules "
+                       "(q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, lm_head)")
+
+
+def build_workload(values: dict[str, Any], snapshot: Any, *, flags: bool = False) -> Any:
+    """A Workload from flag values / a JSON line; bad values raise CliError with the key and the range."""
+    from bot.cli.validate import require_estimate_values
     from rules.types import Workload
     from rules.workload.formats import KV_CACHE_DTYPES, WEIGHT_FORMATS
     from rules.workload.serving import ENGINES
 
+    values = require_estimate_values(values, flags=flags)
     model = None
     if values.get("model"):
         try:
@@ -208,41 +211,42 @@ def build_workload(values: dict[str, Any], snapshot: Any) -> Any:
         except CliError:
             if values.get("params_b") is None:
                 raise
+    _require_lora_targets(values.get("lora_targets"))
     gpu_id, gpu_count = (None, None)
     if values.get("gpu"):
         gpu_id, gpu_count = _resolve_gpu(str(values["gpu"]), snapshot)
     return Workload(
-        model=model, params_b=_number(values, "params_b", float),
+        model=model, params_b=values.get("params_b"),
         method=_choice(values, "method", METHODS),  # type: ignore[arg-type]
         framework=_choice(values, "framework", FRAMEWORKS), recipe=values.get("recipe"),
         optimizer=values.get("optimizer"), precision=values.get("precision"),
-        seq_len=_number(values, "seq_len", int), batch_size=_number(values, "batch_size", int),
+        seq_len=values.get("seq_len"), batch_size=values.get("batch_size"),
         grad_checkpointing=_choice(values, "grad_checkpointing", CHECKPOINTING),  # type: ignore[arg-type]
-        lora_rank=_number(values, "lora_rank", int), lora_targets=values.get("lora_targets"),
-        gpus=_number(values, "gpus", int) or gpu_count,
+        lora_rank=values.get("lora_rank"), lora_targets=values.get("lora_targets"),
+        gpus=values.get("gpus") or gpu_count,
         sharding=_choice(values, "sharding", SHARDING),  # type: ignore[arg-type]
-        offload=values.get("offload"), gpu=gpu_id, resolution=_number(values, "resolution", int),
-        tokens=_number(values, "tokens", float), samples=_number(values, "samples", int),
-        epochs=_number(values, "epochs", float), budget_usd=_money(values, "budget_usd"),
-        deadline_hours=_number(values, "deadline_hours", float), spot=values.get("spot"),
+        offload=values.get("offload"), gpu=gpu_id, resolution=values.get("resolution"),
+        tokens=values.get("tokens"), samples=values.get("samples"),
+        epochs=values.get("epochs"), budget_usd=values.get("budget_usd"),
+        deadline_hours=values.get("deadline_hours"), spot=values.get("spot"),
         objective=_choice(values, "objective", OBJECTIVES),  # type: ignore[arg-type]
-        concurrency=_number(values, "concurrency", int), context_tokens=_number(values, "context_tokens", int),
+        concurrency=values.get("concurrency"), context_tokens=values.get("context_tokens"),
         quantization=_choice(values, "quantization", WEIGHT_FORMATS),
         kv_cache_dtype=_choice(values, "kv_cache_dtype", KV_CACHE_DTYPES),
-        engine=_choice(values, "engine", ENGINES), tokens_per_s=_number(values, "tokens_per_s", float),
+        engine=_choice(values, "engine", ENGINES), tokens_per_s=values.get("tokens_per_s"),
         tokens_per_s_scope=_choice(values, "tokens_per_s_scope", TOKENS_PER_S_SCOPES),  # type: ignore[arg-type]
         family=str(values["family"]).lower() if values.get("family") else None,
         framework_version=str(values["framework_version"]) if values.get("framework_version") else None,
         loss=_choice(values, "loss", LOSSES), memory_basis=_choice(values, "memory_basis", BASES),
         text_encoder_training=values.get("text_encoder_training"), cache_latents=values.get("cache_latents"),
-        electricity_usd_per_kwh=_money(values, "electricity_usd_per_kwh"), frames=_number(values, "frames", int),
+        electricity_usd_per_kwh=values.get("electricity_usd_per_kwh"), frames=values.get("frames"),
         compile=values.get("compile"),
     )
 
 
 def _emit(result: dict[str, Any], *, as_json: bool) -> int:
     if as_json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        print(to_json(result, indent=2))
         return 0
     memory = result["memory"]
     print(f"Memory per GPU: {memory['per_gpu_gib']:.1f} GiB (band {memory['low_gib']:.1f}-{memory['high_gib']:.1f})")
@@ -307,8 +311,11 @@ def print_calibration_report(cases_dir: Path, *, as_json: bool) -> int:
     results = evaluate_cases(cases, settings, models)
     rows = summaries(results)
     if as_json:
-        print(json.dumps([{"group": s.label, "count": s.count, "median_abs_pct": round(s.median_abs_pct, 1),
-                           "p90_abs_pct": round(s.p90_abs_pct, 1), "in_band": s.in_band} for s in rows], indent=2))
+        # An empty group (no held-out case of that kind) has no median: null, not NaN (issue 19).
+        print(to_json([{"group": s.label, "count": s.count,
+                        "median_abs_pct": round(s.median_abs_pct, 1) if s.count else None,
+                        "p90_abs_pct": round(s.p90_abs_pct, 1) if s.count else None, "in_band": s.in_band}
+                       for s in rows], indent=2))
         return 0
     for r in sorted(results, key=lambda r: r.error_pct):
         mark = "H" if r.held_out else " "

@@ -4,7 +4,7 @@ each provider's prices stand, and a price-history chart as a PNG."""
 from __future__ import annotations
 
 import argparse
-import json
+from bot.cli.context import to_json  # strict JSON (issue 19): no NaN/Infinity, valid UTF-8
 import os
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,7 +54,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     ctx = open_context()
     results = refresh(ctx.engine, catalog_url=args.catalog_url, providers=args.provider)
     if args.json:
-        print(json.dumps([{
+        print(to_json([{
             "provider": r.provider, "provider_id": r.provider_id, "ok": r.ok, "catalog_version": r.catalog_version,
             "items": r.items, "observations": r.observations, "unmapped": r.unmapped, "error": r.error,
         } for r in results], indent=2))
@@ -88,7 +88,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     ctx = open_context()
     rows = status_json(ctx.engine, now=datetime.now(UTC), stale_after_days=ctx.settings.price_stale_days)
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(to_json(rows, indent=2))
         return 0
     body = [[r["provider"], str(r["offers"]), (r["observed_at"] or "—")[:10],
              f"{r['age_days']:g} d" + (" (old)" if r["stale"] else "") if r["age_days"] is not None else "—",

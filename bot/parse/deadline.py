@@ -4,12 +4,38 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 
 from bot.parse.anchors import anchors, has_any, has_digit
+from bot.parse.notes import Note
 from bot.parse.numbers import cjk_number, parse_number
 from bot.parse.vocabulary import Vocabulary, phrase_regex
 
 MAX_DEADLINE_HOURS = 24 * 365
+_MINUS = "-−"
+# A deadline already past, in each language: a "by"/"until" word with a past time ("by yesterday",
+# "bis gestern", "昨天之前", "어제까지", "昨日までに"). A past time alone ("I trained it yesterday") is no deadline.
+_PAST = re.compile(
+    r"(?<![a-z])(?:by|before|until|till|due|deadline(?: is| of)?:?)\s(?:yesterday|last (?:night|week|month|year)"
+    r"|(?:\d+|a|an|one|two|three) (?:hours?|days?|weeks?|months?) ago)(?![a-z])"
+    r"|(?:昨天|昨日|前天|上周|上週|上个月|上個月|上星期)(?:之前|以前|前|までに|まで)"
+    r"|(?:어제|그저께|지난주|지난달)\s?까지|(?:昨日|一昨日|先週|先月)(?:までに|まで)"
+    r"|(?<![a-z])(?:para|antes de|hasta) (?:ayer|anteayer|la semana pasada)(?![a-z])"
+    r"|(?<![a-z])bis (?:gestern|vorgestern|letzte woche)(?![a-z])"
+    r"|(?<![a-z])(?:pour|avant|d'ici) (?:hier|avant-hier|la semaine dernière)(?![a-z])"
+    r"|(?<![a-z])(?:trước|đến|tới) (?:hôm qua|hôm kia|tuần trước)(?![a-z])"
+)
+_PAST_ANCHORS = ("yesterday", "last ", " ago", "昨", "前天", "上周", "上週", "上个", "上個", "上星期", "어제", "그저께",
+                 "지난", "先週", "先月", "ayer", "pasada", "gestern", "letzte", "hier", "dernière", "hôm qua",
+                 "hôm kia", "tuần trước")
+
+
+@dataclass(frozen=True, slots=True)
+class Deadline:
+    """Hours until the work must be done (None = not said) and what could not be used as one."""
+
+    hours: float | None
+    notes: tuple[Note, ...] = ()
 # "3 days" with no "in"/"within": in a GPU question a number of days is the time available.
 _BARE_DAYS = re.compile(
     r"(\d(?<![0-9.]\d)\d{0,2})\s?(days?|weeks?|天|星期|周|週|일간|日間|días|dias|tagen?|wochen?|jours?|ngày|tuần)(?![a-z])"
@@ -51,8 +77,16 @@ def _patterns(
 
 def find_deadline_hours(text: str, vocabulary: Vocabulary) -> float | None:
     """Hours until the work must be done, or None. Money spans must already be blanked out."""
+    return find_deadline(text, vocabulary).hours
+
+
+def find_deadline(text: str, vocabulary: Vocabulary) -> Deadline:
+    """The deadline in hours; one in the past ("by yesterday", "in -3 days", "in 0 hours") is a note instead."""
+    past = _PAST.search(text) if has_any(text, _PAST_ANCHORS) else None
+    if past is not None:
+        return Deadline(None, (Note("deadline_past", given=past.group(0)),))
     for hours, _, _ in vocabulary.deadline_phrases.find(text):
-        return float(hours)
+        return Deadline(float(hours))
     counts = tuple(vocabulary.count_words)
     units = tuple(vocabulary.time_units)
     before, after, compact = _patterns(id(vocabulary), vocabulary.deadline_prefixes, units, counts)
@@ -62,19 +96,32 @@ def find_deadline_hours(text: str, vocabulary: Vocabulary) -> float | None:
         for m in pattern.finditer(text):
             value = _amount(m.group(1), vocabulary)
             unit_hours = vocabulary.time_units.get(m.group(2))
+            if value == 0 and unit_hours:
+                return Deadline(None, (Note("deadline_past", given=m.group(0)),))
             if value and unit_hours and value * unit_hours <= MAX_DEADLINE_HOURS:
-                return value * unit_hours
+                return Deadline(value * unit_hours)
     if not has_digit(text):
-        return None
+        return Deadline(None)
     hours = compact.search(text) if "h" in text else None
     if hours and not is_run_length(text, hours.start(), hours.end()):
-        return float(hours.group(1))
+        return _checked(text, hours, float(hours.group(1)))
     days = _BARE_DAYS.search(text) if has_any(text, _BARE_DAYS_ANCHORS) else None
     if days and not is_run_length(text, days.start(), days.end()):
         weeks = days.group(2) in ("week", "weeks", "星期", "周", "週", "woche", "wochen", "tuần")
-        return float(days.group(1)) * (168 if weeks else 24)
-    return None
+        return _checked(text, days, float(days.group(1)) * (168 if weeks else 24))
+    return Deadline(None)
+
+
+def _checked(text: str, m: re.Match[str], hours: float) -> Deadline:
+    """A bare "48h" / "3 days": zero or written with a minus sign ("-3 days") is a past deadline."""
+    minus = m.start() > 0 and text[m.start() - 1] in _MINUS and not text[m.start() - 2 : m.start() - 1].isalnum()
+    if hours <= 0 or minus:
+        return Deadline(None, (Note("deadline_past", given=text[m.start() - (1 if minus else 0) : m.end()]),))
+    return Deadline(hours)
 
 
 def _amount(token: str, vocabulary: Vocabulary) -> float | None:
-    return parse_number(token) or vocabulary.count_words.get(token) or cjk_number(token)
+    number = parse_number(token)
+    if number is not None:  # 0 is a number (a deadline now: in the past by the time it runs)
+        return number
+    return vocabulary.count_words.get(token) or cjk_number(token)

@@ -12,6 +12,7 @@ from bot.parse.ask import GpuMention
 from bot.parse.gpu_classes import find_gpu_classes
 from bot.parse.lookup import resolve_gpu
 from bot.parse.nodes import Nodes, find_nodes
+from bot.parse.notes import Note
 from bot.parse.numbers import count_value
 from bot.parse.vocabulary import Vocabulary, phrase_regex
 
@@ -45,6 +46,8 @@ _NAMES = (
 _INSTANCE = r"[a-z]\d[a-z]{0,3}\.\d{0,2}x?large|a\d-(?:high|mega|ultra)gpu-\d+g|gpu_\d+x_[a-z0-9_]+|standard_nd[a-z0-9_]+"
 # Words that stand for "GPUs" when a count has no GPU name after it ("8 GPUs", "4장", "8卡").
 _LOOSE_UNITS = frozenset({"个", "個", "개", "台", "con", "cái", "chiếc"})
+# A minus sign that is not a range's dash ("2-4"): the count after it is negative ("-5 GPUs").
+_NOT_NEGATIVE = r"(?<!(?<![0-9a-z])[-−])"
 # Every GPU name and instance type has a digit except these ("gaudi", "standard_nd...").
 _NAMES_WITHOUT_DIGITS = ("gaudi", "standard_nd", "dgx spark", "dgxspark", "jetson", "trainium", "inferentia")
 
@@ -61,6 +64,7 @@ class GpuFound:
     count_range: tuple[int, int] | None = None  # "2-4 GPUs"
     together: bool = False  # "3090 + 4090": the named GPUs are used together, their counts add up
     plural: bool = False  # "H100s", "24G cards": several, the count unsaid
+    notes: tuple[Note, ...] = ()  # counts written but not usable: "-5 GPUs", "0 GPUs", "999999 H100"
 
 
 def _glued(units: tuple[str, ...]) -> str:
@@ -78,15 +82,19 @@ def _patterns(vocab_id: int, counts: tuple[str, ...], units: tuple[str, ...]) ->
         "gpu": re.compile(
             rf"(?:(?<=\dx)|(?<![a-z0-9]))(?:{_INSTANCE}|{_VENDOR}(?:{name}))s?(?![a-z0-9](?<!x)|x[a-z])"
         ),
-        "before": re.compile(rf"(?<![a-z0-9.])(?<!\d,)({number})\s?(?:x|\*|{unit})?\s?(?:of\s|de\s|の)?$"),
+        "before": re.compile(rf"(?<![a-z0-9.]){_NOT_NEGATIVE}(?<!\d,)({number})\s?(?:x|\*|{unit})?\s?(?:of\s|de\s|の)?$"),
         "after": re.compile(
             rf"^\s?(?:\(?\d{{1,3}}\s?(?:gb|gib|go|g)\)?\s?)?(?:を|が|は|을|를|이|가|로|으로)?\s?"
             rf"(?:(?:x|\*)\s?(\d{{1,4}})(?![0-9])|({number})\s?(?:{unit}))"
         ),
         "loose": re.compile(
-            rf"(?<![a-z0-9.])({number})\s?(?:x\s?)?(?:{strict})"
+            rf"(?<![a-z0-9.]){_NOT_NEGATIVE}({number})\s?(?:x\s?)?(?:{strict})"
             rf"|(?:gpu|显卡|顯卡|그래픽카드|グラボ)\s?(?:를|가|は|を)?\s?({number})\s?(?:{unit})"
         ),
+        # Count sanity: any digits before a GPU name or a GPU word, with their sign ("-5", "0", "999999").
+        "any_before": re.compile(rf"(?<![a-z0-9.,])([-−]?)\s?(\d[\d,]*)\s?(?:x|\*|{unit})?\s?(?:of\s|de\s|の)?$"),
+        "any_loose": re.compile(rf"(?<![a-z0-9.,])([-−]?)\s?(\d[\d,]*)\s?(?:x\s?)?(?:{strict})"),
+        "any_after": re.compile(rf"\s?(?:(?:x|\*)\s?([-−]?)\s?(\d[\d,]*)(?![\d.])|([-−]?)(\d[\d,]*)\s?(?:{unit}))"),
         "range": re.compile(
             rf"(?<![\d.])(?<!\d,)(\d{{1,3}})\s?(?:-|–|~|〜|to|bis|a|à|đến|到|至)\s?(\d{{1,3}})\s?(?:x\s?)?(?={unit}|{_VENDOR}(?:{name}))"
         ),
@@ -103,9 +111,10 @@ def find_gpus(text: str, snapshot: Snapshot, vocabulary: Vocabulary) -> GpuFound
     patterns = _patterns(id(vocabulary), tuple(vocabulary.count_words), vocabulary.gpu_units)
     mentions: list[GpuMention] = []
     spans: list[tuple[int, int]] = []
+    names: list[tuple[int, int]] = []  # where each GPU name is (its count not included)
     several = False  # "4090s", "H100s": several cards of that kind, the count unsaid
-    names = has_digit(text) or has_any(text, _NAMES_WITHOUT_DIGITS)
-    for m in patterns["gpu"].finditer(text) if names else ():
+    maybe = has_digit(text) or has_any(text, _NAMES_WITHOUT_DIGITS)
+    for m in patterns["gpu"].finditer(text) if maybe else ():
         if len(mentions) >= MAX_GPU_SPANS:
             break
         query = _CONNECTOR.sub("", m.group(0).strip()).replace(" go", "gb")
@@ -118,6 +127,7 @@ def find_gpus(text: str, snapshot: Snapshot, vocabulary: Vocabulary) -> GpuFound
         count, used = _count_near(text, m.start(), m.end(), patterns, vocabulary)
         count = count or match.count
         several = several or (plural and count is None)
+        names.append(m.span())
         spans.append((used[0], used[1]))
         mention = GpuMention(match.status, match.gpu_id, None, tuple(match.candidates), count, query)
         mention = _memory_read(text, m.start(), m.end(), mention, snapshot)
@@ -137,7 +147,9 @@ def find_gpus(text: str, snapshot: Snapshot, vocabulary: Vocabulary) -> GpuFound
         spans.append(nodes.span)
     loose = _loose_count(text, spans, patterns, vocabulary)
     merged = _merge(mentions)
-    found = GpuFound(merged, loose, tuple(spans), count_range=count_range, together=together, plural=several)
+    notes = count_notes(text, names, patterns, vocabulary) if has_digit(text) else ()
+    found = GpuFound(merged, loose, tuple(spans), count_range=count_range, together=together, plural=several,
+                     notes=notes)
     if nodes is None or not nodes.per_node:
         return found
     if not (loose or any(m.count for m in merged)):
@@ -217,6 +229,43 @@ def _count_near(
         if value and 1 <= value <= MAX_COUNT:
             return value, (start, end + after.end())
     return None, (start, end)
+
+
+def count_notes(
+    text: str, names: list[tuple[int, int]], patterns: dict[str, re.Pattern[str]], vocabulary: Vocabulary
+) -> tuple[Note, ...]:
+    """Counts written before a GPU name or a GPU word that no plan can use: negative, zero, beyond MAX_COUNT.
+
+    They used to vanish ("999999 H100" became one card) or lose their sign ("-5 GPUs" became 5).
+    """
+    found: list[re.Match[str]] = []
+    for start, end in names:
+        window = max(0, start - 24)
+        m = patterns["any_before"].search(text, window, start)
+        if m:
+            found.append(m)
+        after = patterns["any_after"].match(text, end, min(len(text), end + 24))
+        if after:
+            found.append(after)
+    if has_any(text, _unit_anchors(vocabulary.gpu_units)):  # the loose pattern ends with a unit word
+        found.extend(patterns["any_loose"].finditer(text))
+    notes: dict[tuple[int, int], Note] = {}
+    for m in found:
+        group = 2 if m.group(2) else 4  # "any_after" has a second pair of groups ("H100 999999장")
+        sign, digits, where = m.group(group - 1), m.group(group).replace(",", ""), m.span(group)
+        value = int(digits) if digits.isdigit() and len(digits) <= 12 else MAX_COUNT + 1
+        if sign or value < 1:
+            notes.setdefault(where, Note("count_not_positive", given=_count_text(text, m, names)))
+        elif value > MAX_COUNT:
+            notes.setdefault(where, Note("count_too_large", given=_count_text(text, m, names), max=MAX_COUNT))
+    return tuple(notes[span] for span in sorted(notes))
+
+
+def _count_text(text: str, m: re.Match[str], names: list[tuple[int, int]]) -> str:
+    """The count with what it counts: "-5 GPUs", "999999 H100", "H100 x999999" (with the name beside it)."""
+    start = next((s for s, e in names if m.start() - 1 <= e <= m.start()), m.start())
+    end = next((e for s, e in names if m.end() <= s <= m.end() + 2), m.end())
+    return text[start:end].strip()
 
 
 def _loose_count(

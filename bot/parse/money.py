@@ -9,6 +9,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from bot.parse.anchors import anchors, has_any, has_digit
 from bot.parse.ask import Budget
+from bot.parse.notes import Note
 from bot.parse.numbers import MULTIPLIERS, NUMBER, number_not_after
 from bot.parse.vocabulary import Vocabulary, phrase_regex
 
@@ -24,6 +25,9 @@ DEFAULT_CURRENCY = {
     "es": "USD", "de": "EUR", "fr": "EUR", "vi": "VND",
 }
 CENT = Decimal("0.01")
+MAX_USD = Decimal(10) ** 10  # more than any GPU job (the largest training runs cost ~$1B); a slip, not a budget
+_MINUS = "-−"
+_SIGNED = re.compile(r"[-−]\s?\d|[$€£¥₩]\s?[-−]")  # a minus before a number, or after a currency sign
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +37,7 @@ class MoneyFound:
     budget: Budget
     spans: tuple[tuple[int, int], ...] = ()
     assumed: dict[str, str] = field(default_factory=dict)
+    notes: tuple[Note, ...] = ()  # amounts written but not usable: "$-100", "$0", "$1e15"
 
 
 _PREFIX_SYMBOLS = ("$", "us$", "€", "£", "¥", "₩", "rmb", "usd", "eur", "cny", "krw", "jpy", "gbp")
@@ -58,6 +63,14 @@ def _patterns(vocab_id: int, symbols: tuple[str, ...]) -> tuple[tuple[re.Pattern
     )
 
 
+@functools.lru_cache(maxsize=1)
+def _negative_patterns(vocab_id: int, symbols: tuple[str, ...]) -> re.Pattern[str]:
+    """A sign the amount patterns do not read: "$-100", "$ −5", "budget -100", "预算-100"."""
+    prefix_syms = phrase_regex([s for s in symbols if s in _PREFIX_SYMBOLS])
+    gap = r"\s?(?:is|of|:|：|=|是|为|為|는|은|は|が|de|von)?\s?"
+    return re.compile(rf"(?<![a-z0-9])(?:{prefix_syms}|(?:{_BUDGET_WORDS}){gap})\s?[{_MINUS}]\s?(?:{NUMBER})")
+
+
 def find_money(text: str, vocabulary: Vocabulary, language: str) -> MoneyFound:
     """Total and per-hour budget in USD, plus a qualitative level from budget words."""
     level = vocabulary.budget_levels.first(text)
@@ -65,16 +78,29 @@ def find_money(text: str, vocabulary: Vocabulary, language: str) -> MoneyFound:
     hourly: Decimal | None = None
     spans: list[tuple[int, int]] = []
     assumed: dict[str, str] = {}
+    refused: list[Note] = []
     patterns = _patterns(id(vocabulary), tuple(vocabulary.currency_symbols)) if has_digit(text) else ()
+    if patterns and _SIGNED.search(text):
+        for m in _negative_patterns(id(vocabulary), tuple(vocabulary.currency_symbols)).finditer(text):
+            spans.append(m.span())
+            refused.append(Note("budget_not_positive", given=m.group(0)))
     for pattern, words in patterns:
         if not has_any(text, words):
             continue
         for m in pattern.finditer(text):
             if any(s < m.end() and m.start() < e for s, e in spans):
                 continue
+            if _after_minus(text, m.start()):  # "-$100", "-100元": negative, never read as 100
+                spans.append(m.span())
+                refused.append(Note("budget_not_positive", given=text[m.start() - 1 : m.end()].lstrip()))
+                continue
             notes: dict[str, str] = {}
             usd = _to_usd(m, vocabulary, language, notes)
-            if usd is None:
+            if usd is None:  # a currency without a rate: not an amount we can use, as before
+                continue
+            if usd <= 0 or usd > MAX_USD:
+                spans.append(m.span())
+                refused.append(_refusal(m.group(0), usd))
                 continue
             spans.append(m.span())
             if _is_per_hour(text, m.start(), m.end(), vocabulary):
@@ -85,7 +111,23 @@ def find_money(text: str, vocabulary: Vocabulary, language: str) -> MoneyFound:
                 total = usd
                 assumed.update(notes)
     budget = Budget(usd_total=total, usd_per_hour=hourly, qualitative=level)
-    return MoneyFound(budget, tuple(spans), assumed)
+    return MoneyFound(budget, tuple(spans), assumed, tuple(refused))
+
+
+def _after_minus(text: str, start: int) -> bool:
+    """A minus sign just before `start` that is not a range's dash ("100-200元" is a range)."""
+    i = start - 1
+    if i >= 0 and text[i] == " ":
+        i -= 1
+    if i < 0 or text[i] not in _MINUS:
+        return False
+    return i == 0 or not text[i - 1].isalnum()
+
+
+def _refusal(given: str, usd: Decimal) -> Note:
+    if usd > MAX_USD:
+        return Note("budget_too_large", given=given, max_usd=int(MAX_USD))
+    return Note("budget_not_positive", given=given)
 
 
 def _to_usd(m: re.Match[str], vocabulary: Vocabulary, language: str, assumed: dict[str, str]) -> Decimal | None:
@@ -95,7 +137,7 @@ def _to_usd(m: re.Match[str], vocabulary: Vocabulary, language: str, assumed: di
     except InvalidOperation:
         return None
     if amount <= 0:
-        return None
+        return Decimal(0) if amount == 0 else None
     sym = m.groupdict().get("sym")
     code = vocabulary.currency_symbols.get(sym, "") if sym else DEFAULT_CURRENCY.get(language, "USD")
     if code == "YEN_SIGN":
@@ -106,6 +148,8 @@ def _to_usd(m: re.Match[str], vocabulary: Vocabulary, language: str, assumed: di
     rate = vocabulary.usd_per_unit.get(code)
     if rate is None:
         return None
+    if amount * rate > MAX_USD:  # refused by the caller; quantize would overflow Decimal's 28 digits
+        return amount * rate
     usd = (amount * rate).quantize(CENT, rounding=ROUND_HALF_UP)
     if code != "USD":
         assumed["exchange_rate"] = (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 import re
+from collections.abc import Mapping
 from types import MappingProxyType
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -20,15 +21,17 @@ from bot.parse.ask import (
     ModelMention,
 )
 from bot.parse.config import find_config
-from bot.parse.deadline import find_deadline_hours
+from bot.parse.deadline import find_deadline
 from bot.parse.gpus import find_gpus
-from bot.parse.counts import decide_count
+from bot.parse.counts import Count, decide_count
 from bot.parse.intent import Evidence, decide_intent, is_follow_up, without_polite
 from bot.parse.language import detect_language
 from bot.parse.models import ModelFound, find_model
+from bot.parse.notes import Note
 from bot.parse.money import find_money
 from bot.parse.quantities import find_batch, find_dataset, find_lora_rank, find_resolution, find_seq_len
 from bot.parse.serving import ServingFound, find_serving
+from bot.parse.signs import find_unusable
 from bot.parse.sizes import SizeMention, find_sizes
 from bot.parse.text import MAX_CHARS, clean_text
 from bot.parse.training import find_training, pick_framework
@@ -71,7 +74,8 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
     money = find_money(rest, vocab, language)
     rest = _blank(rest, money.spans)
     config = find_config(text)
-    sizes = find_sizes(rest)
+    refused: list[Note] = []  # what was written but cannot be used, as notes ("I ignored: ...")
+    sizes = find_sizes(rest, refused)
     model = find_model(rest, sizes, snapshot, config.model_query)
     dataset = find_dataset(rest, vocab)
     model_id = model.mention.model_id if model.mention else None
@@ -93,11 +97,17 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
             assumed["seq_len"] = f"'k' read as 1024 tokens: {seq_len}"
     found_gpus = tuple(_class_members(m, snapshot, assumed) for m in gpus.mentions)
     count = decide_count(gpus, values.get("gpus"), text, vocab.count_questions)
+    if gpus.notes and count.count == 1 and count.assumed:  # "999999 H100" is not "one card"
+        count = Count(None)
     if count.assumed:
         assumed["gpu_count"] = count.assumed
     spot = _spot(rest, vocab)
     objective = vocab.objectives.first(rest)
-    deadline = find_deadline_hours(rest, vocab)
+    deadline_found = find_deadline(rest, vocab)
+    deadline = deadline_found.hours
+    unusable = find_unusable(rest)  # "-50 users", "batch 0": the extractors dropped the sign or the value
+    ignored.extend(note.as_written(raw) for note in
+                   (*refused, *gpus.notes, *money.notes, *deadline_found.notes, *unusable.values()))
     cues = frozenset(v for v, _, _ in vocab.intents.find(rest))
     language = _requested_language(rest, vocab, language, cues)
 
@@ -124,7 +134,7 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
         language_named="language" in cues and bool(vocab.language_names.find(rest)),
     )
     intent = decide_intent(evidence)
-    return Ask(
+    ask = Ask(
         intent=intent,  # type: ignore[arg-type]
         language=language,  # type: ignore[arg-type]
         text=raw if isinstance(raw, str) else "",
@@ -167,6 +177,15 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
         assumed=MappingProxyType(assumed),
         clarifications=_clarifications(intent, found_gpus, has_workload, model, method),
     )
+    return _without(ask, unusable)
+
+
+def _without(ask: Ask, unusable: Mapping[str, object]) -> Ask:
+    """The Ask with each quantity written below one left unset (a sequence length is a served context too)."""
+    fields = {name: None for name in unusable if getattr(ask, name, None) is not None}
+    if "seq_len" in unusable and ask.context_tokens is not None:
+        fields["context_tokens"] = None
+    return replace(ask, **fields) if fields else ask  # type: ignore[arg-type]
 
 
 def _context_tokens(seq_len: int | None, serving: ServingFound, assumed: dict[str, str]) -> int | None:

@@ -131,6 +131,7 @@ class ClarifyView:
     choices: tuple[Choice, ...]
     state: Mapping[str, Any]  # the request so far, sent back with the chosen value
     question: str = ""
+    ignored: tuple[str, ...] = ()  # what the parser could not use ("1e308B"): shown as on the recommendation card
 
 
 @dataclass(frozen=True, slots=True)

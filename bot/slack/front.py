@@ -6,12 +6,10 @@ import json
 import logging
 from collections.abc import Iterable
 from typing import Protocol
-from urllib.parse import parse_qs
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
-from slack_sdk.signature import SignatureVerifier
-
 from bot.queue.jobs import Job
+from bot.slack.bodies import UNSIGNED, Refusal, response, screen
 from bot.slack.notices import notice
 
 log = logging.getLogger(__name__)
@@ -46,7 +44,7 @@ class Front:
         self, *, signing_secret: str, queue: Queue, fallback: Wsgi = not_found,
         busy_language: str = "en",
     ) -> None:
-        self._verifier = SignatureVerifier(signing_secret)
+        self._signing_secret = signing_secret
         self.queue, self._fallback, self._busy_language = queue, fallback, busy_language
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
@@ -61,53 +59,29 @@ class Front:
         """Nothing to drain: an accepted request is stored before its 200 goes back."""
 
     def handle(self, environ: WSGIEnvironment) -> Reply:
-        raw = _read_body(environ)
+        checked = screen(environ, signing_secret=self._signing_secret)  # 413, 401, 400: nothing done
+        if isinstance(checked, Refusal):
+            return UNAUTHORIZED if checked is UNSIGNED else response(checked)
+        body = checked.body
         headers = {name: str(environ.get("HTTP_" + name.upper().replace("-", "_"), "")) for name in FORWARDED}
-        headers["content-type"] = str(environ.get("CONTENT_TYPE", ""))
-        if raw is None or not self._signed(raw, headers["x-slack-request-timestamp"], environ):
-            return UNAUTHORIZED
-        if headers["content-type"].startswith("application/json"):
-            return self._event(raw, headers)
-        if raw.startswith("ssl_check=") or "&ssl_check=" in raw:
+        headers["content-type"] = checked.content_type
+        if body.get("type") == "url_verification":
+            return ("200 OK", "application/json", json.dumps({"challenge": body["challenge"]}).encode())
+        if "ssl_check" in body and "command" not in body:
             return OK
-        if self.queue.submit(Job(raw, {k: v for k, v in headers.items() if v})):
+        if self.queue.submit(Job(checked.text, {k: v for k, v in headers.items() if v})):
             return OK
-        is_command = "command" in parse_qs(raw)
+        is_command = "command" in body
+        if body.get("type") == "event_callback":
+            # No X-Slack-No-Retry: Slack delivers the event again later (retries are deduplicated).
+            log.warning("answer queue unavailable: Slack will retry an event")
+            return ("503 Service Unavailable", "text/plain", b"busy")
         log.warning("answer queue unavailable: refused a %s", "command" if is_command else "button press")
         if is_command:  # the ack itself carries the answer: Slack shows it to the user at once
             text = notice(self._busy_language, "busy")
             return ("200 OK", "application/json",
                     json.dumps({"response_type": "ephemeral", "text": text}).encode())
         return ("503 Service Unavailable", "text/plain", b"busy")
-
-    def _signed(self, raw: str, timestamp: str, environ: WSGIEnvironment) -> bool:
-        signature = str(environ.get("HTTP_X_SLACK_SIGNATURE", ""))
-        if not (timestamp.isdigit() and signature):  # missing or malformed: slack_sdk would raise
-            return False
-        return bool(self._verifier.is_valid(body=raw, timestamp=timestamp, signature=signature))
-
-    def _event(self, raw: str, headers: dict[str, str]) -> Reply:
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            return ("400 Bad Request", "text/plain", b"bad json")
-        if body.get("type") == "url_verification":
-            return ("200 OK", "application/json", json.dumps({"challenge": body.get("challenge")}).encode())
-        if self.queue.submit(Job(raw, {k: v for k, v in headers.items() if v})):
-            return OK
-        # No X-Slack-No-Retry: Slack delivers the event again later (retries are deduplicated).
-        log.warning("answer queue unavailable: Slack will retry an event")
-        return ("503 Service Unavailable", "text/plain", b"busy")
-
-
-def _read_body(environ: WSGIEnvironment) -> str | None:
-    try:
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        return None
-    if length <= 0 or length > MAX_BODY_BYTES:
-        return None
-    return str(environ["wsgi.input"].read(length).decode("utf-8", "replace"))
 
 
 def _send(start_response: StartResponse, reply: Reply) -> Iterable[bytes]:

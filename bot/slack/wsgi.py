@@ -10,20 +10,34 @@ from gunicorn.app.base import BaseApplication
 from slack_bolt import App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 
+from bot.slack.bodies import Refusal, response, screen
+
 log = logging.getLogger(__name__)
 
 HEALTH_PATH = "/healthz"
 Wsgi = WSGIApplication
 
 
-def wsgi_app(app: App) -> Wsgi:
-    """Bolt's handler (`/slack/events`, `/slack/install`, `/slack/oauth_redirect`) plus a health check."""
+def wsgi_app(app: App, *, signing_secret: str | None = None) -> Wsgi:
+    """Bolt's handler (`/slack/events`, `/slack/install`, `/slack/oauth_redirect`) plus a health check.
+
+    A POST to `/slack/events` is screened first (bot.slack.bodies: 413, 401, 400) so that Bolt only
+    ever parses a signed body of the shape it reads; `signing_secret` defaults to the app's own.
+    """
     slack = SlackRequestHandler(app)
+    secret = signing_secret if signing_secret is not None else str(getattr(app, "_signing_secret", "") or "")
 
     def serve(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        if environ.get("PATH_INFO") == HEALTH_PATH and environ.get("REQUEST_METHOD") == "GET":
+        method, path = environ.get("REQUEST_METHOD"), environ.get("PATH_INFO")
+        if path == HEALTH_PATH and method == "GET":
             start_response("200 OK", [("Content-Type", "text/plain")])
             return [b"ok"]
+        if path == slack.path and method == "POST":
+            checked = screen(environ, signing_secret=secret)
+            if isinstance(checked, Refusal):
+                status, content_type, body = response(checked)
+                start_response(status, [("Content-Type", content_type), ("Content-Length", str(len(body)))])
+                return [body]
         return slack(environ, start_response)
 
     return serve
