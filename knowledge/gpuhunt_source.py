@@ -98,12 +98,41 @@ def _catalog_url(url: str | None) -> Iterator[None]:
                 os.environ["GPUHUNT_CATALOG_URL"] = old
 
 
+class _OneLineFailures(logging.Filter):
+    """gpuhunt logs every provider catalog it cannot fetch with a full traceback (`logger.exception`),
+    including providers nobody asked for. Keep the line and the error, drop the traceback: the failure
+    of each wanted provider is recorded in its ProviderRefresh and in `prices status`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            cause = exc.__cause__ or exc.__context__
+            shown = cause if cause is not None and not str(exc) else exc
+            record.msg = f"{record.getMessage()} ({type(shown).__name__}: {shown})"
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+@contextmanager
+def _quiet_gpuhunt() -> Iterator[None]:
+    logger = logging.getLogger("gpuhunt._internal.catalog")
+    one_line = _OneLineFailures()
+    logger.addFilter(one_line)
+    try:
+        yield
+    finally:
+        logger.removeFilter(one_line)
+
+
 def fetch_catalogs(catalog_url: str | None) -> tuple[dict[str, ProviderCatalog], str | None]:
     """Every offline provider catalog gpuhunt could load ({name: ProviderCatalog}), or the error if none."""
     import gpuhunt
 
     catalog = gpuhunt.Catalog(balance_resources=False, auto_reload=False)
-    with _catalog_url(catalog_url):
+    with _catalog_url(catalog_url), _quiet_gpuhunt():
         try:
             catalog.load()
         except Exception as exc:  # GPUHuntError when no provider loaded (network down, bad URL)

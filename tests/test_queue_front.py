@@ -70,5 +70,8 @@ def test_full_queue_says_busy_to_a_command_and_503_to_an_event() -> None:
     status, out = call(front, body, signed_headers(body))
     reply = json.loads(out)
     assert status == "200 OK" and reply["response_type"] == "ephemeral" and "try again" in reply["text"]
-    event = json.dumps({"type": "event_callback", "event_id": "Ev1", "event": {"type": "app_mention"}})
+    # A well-formed mention (a malformed one is refused with 400 before the queue is asked).
+    event = json.dumps({"type": "event_callback", "event_id": "Ev1", "team_id": "T1",
+                        "event": {"type": "app_mention", "channel": "C1", "ts": "1700000000.000100",
+                                  "user": "U1", "text": "<@UBOT> price 4090"}})
     assert call(front, event, {**signed_headers(event), "Content-Type": "application/json"})[0].startswith("503")
