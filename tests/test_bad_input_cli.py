@@ -209,3 +209,13 @@ def test_the_real_process_never_writes_invalid_utf8(loaded_engine: Any, tmp_path
     [parsed] = strict_json_lines(argued.stdout)
     assert asked["question"] == "price 4090 \ufffd\ufffd\ufffd" and asked["input_note"].startswith("line 1: 3 byte(s)")
     assert parsed["input_note"] == "1 byte(s) that are not UTF-8 replaced by U+FFFD" and parsed["gpus"]
+
+
+def test_json_output_escapes_the_line_breaks_json_allows_raw() -> None:
+    """U+2028/U+2029/NEL are legal raw in JSON but split a line for str.splitlines() and JavaScript
+    readers: a question holding one must still print as one line (found by the stdin property test)."""
+    question = "price\u2028of a 4090\u0085 and\u2029 H100\x1c"
+    out = to_json({"question": question})
+    assert out.splitlines() == [out]
+    assert "\\u2028" in out and "\\u0085" in out and "\\u2029" in out
+    assert strict_json(out) == {"question": question}

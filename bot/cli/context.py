@@ -125,7 +125,9 @@ def to_json(value: object, *, indent: int | None = None) -> str:
     """Strict JSON for every `--json` output: no NaN/Infinity, and text that encodes as UTF-8.
 
     A non-finite number is a bug upstream, never a value to print: it is an error naming where it is.
-    Lone surrogates (undecodable bytes that reached a string) become U+FFFD.
+    Lone surrogates (undecodable bytes that reached a string) become U+FFFD. Line and paragraph
+    separators that JSON allows raw (U+2028, U+2029, NEL U+0085, and the C1/CJK-compatible breaks that
+    `str.splitlines()` honours) are written escaped, so one output line is one JSON value whoever splits it.
     """
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False, default=str, indent=indent)
@@ -135,7 +137,16 @@ def to_json(value: object, *, indent: int | None = None) -> str:
             raise
         raise CliError(f"the result holds a non-finite number at {where}, so it is not printed "
                        "(no JSON for NaN or infinity); please report the command") from error
-    return _SURROGATES.sub(REPLACEMENT, text)
+    return _LINE_BREAKS.sub(_escaped, _SURROGATES.sub(REPLACEMENT, text))
+
+
+# Characters other than \n and \r that str.splitlines() breaks on and json.dumps leaves raw
+# (\x0b, \x0c, \x1c-\x1e are control characters, which json.dumps already escapes).
+_LINE_BREAKS = re.compile("[\u0085\u2028\u2029]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def find_non_finite(value: object, path: str = "$") -> str | None:
