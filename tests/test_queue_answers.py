@@ -108,6 +108,7 @@ def test_a_request_whose_worker_died_while_sending_is_never_sent_again(
     assert any("T0TEAM:cmd:8.8.8" in r.getMessage() and "not sent again" in r.getMessage() for r in caplog.records)
 
 
+@pytest.mark.expect_traceback  # the broken dispatch's last failure is logged with its traceback, on purpose
 def test_a_request_that_keeps_failing_ends_with_a_message_to_the_user_and_a_log_line(
     engine: Any, slack: FakeSlack, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
