@@ -6,21 +6,20 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot.digest.card import builtin_card, digest_view, render_digest
-from bot.render.messages import LANGUAGES
+from bot.render.messages import LANGUAGES, load_catalog
 from rules.market.changes import Change, DigestInput, GpuDigest, SeriesKey, SeriesPrice, Thresholds
 from rules.types import Provider
 
 NOW = datetime(2025, 6, 2, 9, tzinfo=UTC)
 OBSERVED = datetime(2025, 6, 2, 6, tzinfo=UTC)
-LOCALES = Path(__file__).resolve().parents[1] / "bot" / "locales"
 
 
 class _Gpu:
@@ -50,8 +49,8 @@ def _all_text(message: dict[str, Any]) -> str:
     return json.dumps(message["blocks"], ensure_ascii=False)
 
 
-def _catalog(lang: str) -> dict[str, str]:
-    return json.loads((LOCALES / f"{lang}.json").read_text(encoding="utf-8"))
+def _catalog(lang: str) -> Mapping[str, str]:
+    return load_catalog(lang)
 
 
 def test_card_view_changes_carry_display_names_and_ids() -> None:

@@ -1,6 +1,6 @@
 """`/gpu digest …` and `/gpu alert …`: parse the words, apply them to the stored state, answer as data + text.
 
-Every text is in the asked language (bot/digest/locales, see bot.digest.texts for the accepted
+Every text is in the asked language (the message catalog, bot/locales; see bot.digest.texts for the accepted
 localized command words); the data (`CommandResult.data`) stays language-neutral.
 """
 
@@ -19,6 +19,7 @@ from sqlalchemy import Engine
 
 from bot.digest import texts
 from bot.digest.texts import canonical, split_words
+from bot.locales import DEFAULT_LANGUAGE
 from knowledge import digest_store as store
 from knowledge.digest_store import SubscriptionSettings
 from knowledge.digest_tables import DigestSubscription, PriceAlert
@@ -44,7 +45,7 @@ TextParam = str | int  # a value a text's `{placeholder}` shows
 
 
 class TextParams(TypedDict, total=False):
-    """The values of a command answer's text (`digest.*` / `alert.*` in bot/digest/locales), by placeholder."""
+    """The values of a command answer's text (`digest.*` / `alert.*` in the message catalog), by placeholder."""
 
     cadence: str
     time: str
@@ -117,21 +118,21 @@ class CommandResult:
 
 
 class CommandProblem(ValueError):
-    """Text we could not use: a problem code (`problem.*` in bot/digest/locales) and its values.
+    """Text we could not use: a problem code (`problem.*` in the message catalog) and its values.
 
     `str(problem)` is the English text (the CLI prints it); `problem.text(lang)` is the localized one.
     """
 
     def __init__(self, code: str, **params: TextParam) -> None:
         self.code, self.params = code, params
-        super().__init__(texts.text("en", code, **params))
+        super().__init__(texts.text(DEFAULT_LANGUAGE, code, **params))
 
     def text(self, lang: str) -> str:
         return texts.text(lang, self.code, **self.params)
 
 
 def message(code: str, lang: str, **params: TextParam) -> str:
-    """The text of `code` in the language (bot/digest/locales/<lang>.json)."""
+    """The text of `code` in the language (the message catalog)."""
     return texts.text(lang, code, **params)
 
 

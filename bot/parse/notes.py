@@ -4,28 +4,27 @@ An absurd size ("1e308B"), a count below one or beyond a plan ("-5 GPUs", "99999
 zero or less ("$-100") and a deadline in the past ("by yesterday") are not dropped in silence: each
 becomes a `Note` in `Ask.ignored`. A Note *is* the English string that `parse --json` has always shown
 (so every reader of `ignored` keeps working), and it also carries the message key and values under
-which the card says it in the reader's language (`ignored.<key>` in bot/locales/*.json).
+which the card says it in the reader's language (`ignored.<key>` in the message catalog, bot/locales).
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from types import MappingProxyType
+
+from bot.locales import DEFAULT_LANGUAGE, read_messages
 
 MAX_QUOTED_CHARS = 40  # what the user wrote, as quoted back; a pasted wall of digits is cut
 # The English of each note is the English card's message (one text for `parse --json` and the card).
-LOCALE_EN = Path(__file__).resolve().parent.parent / "locales" / "en.json"
 PREFIX = "ignored."
 
 
 @functools.lru_cache(maxsize=1)
 def english() -> Mapping[str, str]:
     """`ignored.<key>` messages of the English catalog, by key (read once, on first use)."""
-    catalog = json.loads(LOCALE_EN.read_text(encoding="utf-8"))
+    catalog = read_messages(DEFAULT_LANGUAGE)
     return MappingProxyType({k.removeprefix(PREFIX): v for k, v in catalog.items() if k.startswith(PREFIX)})
 
 

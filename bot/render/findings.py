@@ -37,7 +37,7 @@ def format_number(name: str, value: Any, f: Formatter) -> str:
     if isinstance(value, str):
         return _format_text(name, value, f)
     if isinstance(value, bool) or value is None:
-        return "" if value is None else f.messages.plain("value.yes" if value else "value.no")
+        return "" if value is None else f.messages.plain("value.yes") if value else f.messages.plain("value.no")
     if name.endswith("usd_per_hour") or name.endswith("usd_per_gpu_hour"):
         return f.rate(Decimal(str(value)))
     if name.endswith("context_tokens"):
