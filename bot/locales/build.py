@@ -231,13 +231,17 @@ def _message_problems(language: str, message: Message, english: Mapping[str, str
     if not text.strip():
         return [f"{language}: {key} is empty"]
     out = [f"{language}: {key} is fuzzy"] if message.fuzzy else []
-    source = english.get(key, text)
-    if placeholders(text) != placeholders(source):
-        out.append(f"{language}: {key} has placeholders {sorted(placeholders(text))}, English {sorted(placeholders(source))}")
     try:
-        text.format(**{name: "x" for name in placeholders(text)})
-    except (ValueError, IndexError, KeyError) as error:
-        out.append(f"{language}: {key} does not format: {error}")
+        names = placeholders(text)
+        text.format(**{name: "x" for name in names})
+    except (ValueError, IndexError, KeyError) as error:  # a stray brace, a positional {0}
+        return [*out, f"{language}: {key} does not format: {error}"]
+    try:
+        english_names = placeholders(english.get(key, text))
+    except ValueError:
+        return out  # English itself is broken: said under "en"
+    if names != english_names:
+        out.append(f"{language}: {key} has placeholders {sorted(names)}, English {sorted(english_names)}")
     return out
 
 
