@@ -278,7 +278,7 @@ def local_time(sub: DigestSubscription, lang: str) -> str:
 def subscription_line(info: SubscriptionInfo, lang: str) -> str:
     """One subscription for a list (`digest list`, App Home), with its delivery problem if any."""
     line = message("digest.list.line", lang, channel=info["channel_id"], cadence=message(f"cadence.{info['cadence']}", lang),
-                   time=info["when"], timezone=info["timezone"], pct=info["threshold_pct"], usd=info["threshold_usd"],
+                   time=info["when"], timezone=info["timezone"], pct=info["threshold_pct"], usd=texts.money(lang, info["threshold_usd"]),
                    gpus=info["gpu_names"])
     return line + (f" — ⚠ {texts.delivery_error(lang, info['last_error'])}" if info["last_error"] else "")
 
@@ -308,7 +308,7 @@ def handle_digest_command(
     sub = store.upsert_subscription(engine, team_id=team_id, channel_id=channel_id, settings=settings, user_id=user_id, now=now)
     info = describe_subscription(sub, snapshot, lang)
     params = TextParams(cadence=message(f"cadence.{settings.cadence}", lang), time=info["when"], timezone=settings.timezone,
-                        gpus=info["gpu_names"], pct=info["threshold_pct"], usd=info["threshold_usd"])
+                        gpus=info["gpu_names"], pct=info["threshold_pct"], usd=texts.money(lang, info["threshold_usd"]))
     return CommandResult(True, "digest.subscribed", params, message("digest.subscribed", lang, **params), {"subscription": info})
 
 
@@ -359,7 +359,7 @@ def describe_alert(alert: PriceAlert, snapshot: Snapshot) -> AlertInfo:
 
 def alert_line(info: AlertInfo, lang: str) -> str:
     """One alert for a list (`alert list`, App Home), with its delivery problem if any."""
-    line = message("alert.list.line", lang, id=info["id"], gpu=info["gpu_name"], op=info["op"], usd=info["usd_per_gpu_hour"])
+    line = message("alert.list.line", lang, id=info["id"], gpu=info["gpu_name"], op=info["op"], usd=texts.money(lang, info["usd_per_gpu_hour"]))
     line += "" if info["armed"] else message("alert.list.fired", lang)
     return line + (f" — ⚠ {texts.delivery_error(lang, info['last_error'])}" if info["last_error"] else "")
 
@@ -395,8 +395,8 @@ def handle_alert_command(
     current = cheapest_usd_per_gpu_hour(snapshot, gpu_id)
     gpu = _gpu_names(snapshot, [gpu_id])
     note = message("alert.added.note", lang, gpu=gpu, others=_gpu_names(snapshot, others)) if others else ""
-    params = TextParams(id=store.stored_id(alert), gpu=gpu, op=op, usd=f"{usd:.2f}",
-                        now=f"${current:.2f}" if current is not None else message("alert.now.none", lang), note=note)
+    params = TextParams(id=store.stored_id(alert), gpu=gpu, op=op, usd=texts.money(lang, usd),
+                        now=texts.money(lang, current) if current is not None else message("alert.now.none", lang), note=note)
     return CommandResult(True, "alert.added", params, message("alert.added", lang, **params), {"alert": describe_alert(alert, snapshot)})
 
 

@@ -19,8 +19,10 @@ from __future__ import annotations
 import logging
 import unicodedata
 from collections.abc import Mapping
+from decimal import Decimal
 
-from bot.render.messages import DEFAULT_LANGUAGE, load_catalog, normalise_language
+from bot.render.formats import Formatter
+from bot.render.messages import DEFAULT_LANGUAGE, Messages, load_catalog, normalise_language
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +65,11 @@ def text(lang: str | None, key: str, **params: object) -> str:
         log.warning("digest text %r missing in %s", key, lang)
         found = catalog(DEFAULT_LANGUAGE)[key]
     return found.format(**params)
+
+
+def money(lang: str | None, usd: Decimal | str) -> str:
+    """Dollars (per GPU-hour, in a text) in the language's currency format: "$0.05", "0,05 $", "US$0.05"."""
+    return Formatter(Messages.for_language(lang)).money(Decimal(usd))
 
 
 def split_words(command: str) -> list[str]:
