@@ -120,13 +120,15 @@ def test_fold_adds_keys_from_the_old_json_shapes(tmp_path: Path) -> None:
         target.mkdir(parents=True)
         (target / "messages.po").write_bytes(build.po_path(language).read_bytes())
     flat = tmp_path / "de.json"  # bot/locales/de.json's shape
-    flat.write_text(json.dumps({"zz.new": "Neu: {gpu}", "unit.hours": "{hours} Stunden"}), encoding="utf-8")
+    flat.write_text(json.dumps({"zz.new": "Neu: {gpu}", "unit.hours": "{hours} Stunden", "rec.tier": "Stufe"}),
+                    encoding="utf-8")
     nested = tmp_path / "notices.json"  # bot/slack/notices.json's shape
     nested.write_text(json.dumps({"en": {"zz.new": "New: {gpu}"}, "de": {"zz.other": "Andere"}}), encoding="utf-8")
 
     report = build.fold([flat, nested], directory=catalogs)
     assert report.added == {"de": ["zz.new", "zz.other"], "en": ["zz.new"]}
     assert [d[0] for d in report.differing["de"]] == ["unit.hours"]  # reported, kept
+    assert report.retired == {"rec.tier"}  # removed on purpose: not brought back
     de = build.messages_of(build.load_po("de", catalogs))
     assert (de["zz.new"], de["zz.other"], de["unit.hours"]) == ("Neu: {gpu}", "Andere", read_messages("de")["unit.hours"])
     mo = catalogs / "de" / "LC_MESSAGES" / "messages.mo"

@@ -29,6 +29,12 @@ COMMENT_TAGS = ("TRANSLATORS:",)
 ENGLISH_NOTE = "English: "
 PROJECT = "gpu-advisor"
 WIDTH = 100  # wide lines keep one message on one line more often: smaller diffs
+# Keys removed on purpose (nothing used them when the JSON catalogs were folded in, issue 21): `fold`
+# does not bring them back from an old JSON file.
+RETIRED = frozenset({
+    "tier_name.consumer", "tier_name.workstation", "tier_name.datacenter", "tier_name.frontier",
+    "rec.tier", "row.group.specs", "value.not_supported",
+})
 
 
 # --- reading and writing ------------------------------------------------------------------------------
@@ -141,9 +147,12 @@ class FoldReport:
     added: dict[str, list[str]] = field(default_factory=dict)
     differing: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
     replaced: bool = False
+    retired: set[str] = field(default_factory=set)
 
     def lines(self) -> list[str]:
         out = [f"{lang}: added {len(keys)}: {', '.join(keys)}" for lang, keys in self.added.items() if keys]
+        if self.retired:
+            out.append(f"not added (retired): {', '.join(sorted(self.retired))}")
         verb = "replaced" if self.replaced else "kept the catalog's text (pass --replace to take the file's)"
         for lang, diffs in self.differing.items():
             out += [f"{lang}: {key}: {verb}\n  catalog: {old!r}\n  file:    {new!r}" for key, old, new in diffs]
@@ -178,8 +187,8 @@ def json_messages(path: Path) -> dict[str, dict[str, str]]:
 def fold(paths: Iterable[Path], *, replace: bool = False, directory: Path | None = None) -> FoldReport:
     """`fold`: put the keys of old-shape JSON files into the .po catalogs (and compile them).
 
-    New keys are added; a key already there with another text is reported and left alone unless
-    `replace`. Run `extract` afterwards so the .pot lists the keys the code now uses.
+    New keys are added (not the RETIRED ones); a key already there with another text is reported and
+    left alone unless `replace`. Run `extract` afterwards so the .pot lists the keys the code now uses.
     """
     wanted: dict[str, dict[str, str]] = {}
     for path in paths:
@@ -191,7 +200,9 @@ def fold(paths: Iterable[Path], *, replace: bool = False, directory: Path | None
         added, differing = [], []
         for key, text in messages.items():
             current = catalog.get(key)
-            if current is None:
+            if key in RETIRED:
+                report.retired.add(key)
+            elif current is None:
                 catalog.add(key, text)
                 added.append(key)
             elif current.string != text:
