@@ -42,7 +42,7 @@ class Note(str):
 
     def __new__(cls, key: str, *, given: str, **limits: int) -> Note:
         shown = quoted(given)
-        text = english()[key].format(given=shown, **{name: f"{value:,}" for name, value in limits.items()})
+        text = english()[key].format(given=shown, **{name: english_limit(name, value) for name, value in limits.items()})
         note = super().__new__(cls, text)
         note.key, note.given, note.limits = key, shown, MappingProxyType(dict(limits))
         return note
@@ -57,6 +57,15 @@ class Note(str):
         if found is None or found.group(0) == self.given:
             return self
         return Note(self.key, given=found.group(0), **self.limits)
+
+
+def english_limit(name: str, value: int) -> str:
+    """A limit as the English note shows it: dollars for `…_usd` ("$10,000,000,000", Babel), else "1,024"."""
+    if name.endswith("_usd"):
+        from babel.numbers import format_currency
+
+        return format_currency(value, "USD", format="¤#,##0", locale="en", currency_digits=False)
+    return f"{value:,}"
 
 
 def _rebuild(key: str, given: str, limits: dict[str, int]) -> Note:
