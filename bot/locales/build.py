@@ -114,8 +114,18 @@ def build_template(keys: Mapping[str, list[tuple[str, list[str]]]], english: Map
 
 
 def extract() -> Catalog:
-    """`extract`: write bot/locales/messages.pot from the code and the templates."""
+    """`extract`: write bot/locales/messages.pot from the code and the templates.
+
+    An unchanged template keeps its creation date, so extracting twice (or `update` after it) rewrites no
+    header line in the nine files.
+    """
     template = build_template(extract_keys(), messages_of(load_po(DEFAULT_LANGUAGE)))
+    if POT_PATH.exists():
+        before = POT_PATH.read_bytes()
+        template.creation_date = read_catalog(POT_PATH).creation_date
+        write_catalog(template, POT_PATH, template=True)
+        if POT_PATH.read_bytes() != before:
+            template.creation_date = datetime.now(UTC)
     write_catalog(template, POT_PATH, template=True)
     return template
 
