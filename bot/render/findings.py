@@ -70,6 +70,7 @@ def _format_text(name: str, value: str, f: Formatter) -> str:
     if f.messages.has(f"value.{name}.{value}"):  # codes with words of their own (constraint, price basis)
         return f.messages.plain(f"value.{name}.{value}")
     if name == "switches":
+        # TRANSLATORS: what separates the items of a list (", " in English, "、" in Japanese); keep its spaces.
         return f.messages.plain("common.list_sep").join(
             f.messages.plain(f"switch.{s}") if f.messages.has(f"switch.{s}") else s for s in value.split(",") if s)
     if name == "method" and f.messages.has(f"method.{value}"):

@@ -106,6 +106,7 @@ def home_view(
     """The App Home tab: reply language (with a picker), digests, alerts and a short guide."""
     chosen = language_name(override) if override else notice(language, "home.language.auto")
     blocks: list[Block] = [
+        # TRANSLATORS: the app's name, as Slack shows it; the same in every language.
         HeaderBlock(text=plain_notice(language, "home.title")),
         SectionBlock(
             text=MarkdownTextObject(text=notice(language, "home.language", language=chosen)),
