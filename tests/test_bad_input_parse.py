@@ -13,13 +13,14 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from babel.numbers import format_decimal, get_currency_symbol
 
 from bot.answer.ignored import localized_ignored
 from bot.answer.pipeline import answer
 from bot.parse import parse
 from bot.parse.notes import Note, english
 from bot.parse.parser import parse_strict
-from bot.render.messages import LANGUAGES, load_catalog
+from bot.render.messages import BABEL_LOCALES, LANGUAGES, load_catalog
 from test_parse import catalog_snapshot  # noqa: F401  (fixture)
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
@@ -225,6 +226,18 @@ def test_every_note_has_a_message_in_every_language(lang: str) -> None:
     assert all("X" in line and "{" not in line for line in localized)
     if lang != "en":
         assert localized != tuple(notes)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_budget_limit_is_money_in_the_readers_format(lang: str) -> None:
+    """The limit's dollars come from Babel (CLDR's symbol and its place), not a `$` written into the message."""
+    note = Note("budget_too_large", given="$1e15", max_usd=10**10)
+    (line,) = localized_ignored([note], lang)
+    locale = BABEL_LOCALES[lang]
+    symbol = get_currency_symbol("USD", locale=locale)  # "$", "US$" (ko, zh, es, vi), "$US" (fr)
+    digits = format_decimal(10**10, locale=locale)
+    assert symbol in line and digits in line
+    assert line.replace("$1e15", "").count("$") == symbol.count("$")  # no second, hand-written $
 
 
 def test_items_that_are_not_notes_stay_as_written() -> None:

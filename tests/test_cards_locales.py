@@ -14,7 +14,7 @@ OTHER = [lang for lang in LANGUAGES if lang != "en"]
 SAME_AS_ENGLISH_OK = {
     "row.fp16", "row.fp8", "row.fp32", "row.tdp", "row.vram", "row.mig", "row.segment", "row.architecture",
     "row.software", "row.source", "tier.spot", "mem.logits", "mem.gradients", "mem.activations", "mem.total",
-    "rec.option_offer", "help.header",
+    "rec.option_offer", "help.header", "home.title",  # home.title: the product name, "GPU Advisor"
     "switch.checkpointing", "field.grad_checkpointing",  # Vietnamese ML writing keeps "gradient checkpointing" as the term
     "precision.awq", "precision.gptq", "precision.nf4",  # format names with their bit width ("AWQ 4-bit")
 }

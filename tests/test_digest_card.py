@@ -6,21 +6,21 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
+from babel.numbers import format_currency
 
 from bot.digest.card import builtin_card, digest_view, render_digest
-from bot.render.messages import LANGUAGES
+from bot.render.messages import LANGUAGES, load_catalog
 from rules.market.changes import Change, DigestInput, GpuDigest, SeriesKey, SeriesPrice, Thresholds
 from rules.types import Provider
 
 NOW = datetime(2025, 6, 2, 9, tzinfo=UTC)
 OBSERVED = datetime(2025, 6, 2, 6, tzinfo=UTC)
-LOCALES = Path(__file__).resolve().parents[1] / "bot" / "locales"
 
 
 class _Gpu:
@@ -50,8 +50,8 @@ def _all_text(message: dict[str, Any]) -> str:
     return json.dumps(message["blocks"], ensure_ascii=False)
 
 
-def _catalog(lang: str) -> dict[str, str]:
-    return json.loads((LOCALES / f"{lang}.json").read_text(encoding="utf-8"))
+def _catalog(lang: str) -> Mapping[str, str]:
+    return load_catalog(lang)
 
 
 def test_card_view_changes_carry_display_names_and_ids() -> None:
@@ -93,4 +93,37 @@ def test_korean_and_german_cards_use_their_own_words() -> None:
 def test_builtin_card_also_names_providers() -> None:
     view = digest_view(_digest(), gpus=GPUS, providers=PROVIDERS)
     text = _all_text(builtin_card(view))
-    assert "Lambda Cloud 1× on-demand" in text and "lambda" not in text
+    assert "Lambda Cloud ×1 on-demand" in text and "lambda" not in text
+
+
+def _template_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("template broken for the test")
+
+    monkeypatch.setattr("bot.render.cards.render_card", broken)
+
+
+@pytest.mark.expect_traceback
+@pytest.mark.parametrize("lang", ["de", "ko"])
+def test_builtin_card_speaks_the_channels_language(lang: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The card used when the template fails is worded by the catalog: the language's own texts, Babel's money."""
+    _template_fails(monkeypatch)
+    message = render_digest(_digest(), gpus=GPUS, providers=PROVIDERS, lang=lang, now=NOW)
+    header, text = message["blocks"][0]["text"]["text"], _all_text(message)
+    assert header == _catalog(lang)["digest.header"]
+    assert message["text"] == _catalog(lang)["digest.fallback"].format(count=2)
+    money = format_currency(Decimal("2.19"), "USD", locale=lang)  # CLDR: "2,19\xa0$" in German, "US$2.19" in Korean
+    assert money in text and "$2.19" not in text.replace(money, "")
+    assert "Lambda Cloud" in text and "Vast.ai" in text and "H100 SXM" in text
+    assert "GPU price digest" not in text + message["text"] and "gone (was" not in text
+
+
+@pytest.mark.expect_traceback
+def test_builtin_card_falls_back_to_english_when_the_language_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    _template_fails(monkeypatch)
+    real = load_catalog
+    monkeypatch.setattr("bot.render.messages.load_catalog",
+                        lambda lang: {**real(lang), "digest.change.drop": "{oops}"} if lang == "de" else real(lang))
+    message = render_digest(_digest(), gpus=GPUS, providers=PROVIDERS, lang="de", now=NOW)
+    assert message["blocks"][0]["text"]["text"] == _catalog("en")["digest.header"]
+    assert "Lambda Cloud ×1 on-demand: $2.49 → $2.19" in _all_text(message)

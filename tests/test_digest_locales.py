@@ -9,20 +9,24 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from babel.numbers import format_currency
 from sqlalchemy import Engine
 from test_digest_data import seed_catalog
 
 from bot.digest import texts as digest_texts
 from bot.digest.commands import handle_alert_command, handle_digest_command, list_for_user
-from bot.render.messages import LANGUAGES, placeholders
+from bot.render.messages import BABEL_LOCALES, LANGUAGES, placeholders
 from knowledge import digest_store as store
 from knowledge import tables
 from knowledge.snapshot import build_snapshot, gpu_spec
+from rules.types import Offer
 
 NOW = datetime(2025, 6, 2, 8, tzinfo=UTC)
 GPUS_CSV = Path(__file__).resolve().parents[1] / "knowledge" / "data" / "gpus.csv"
 # Texts that are only a layout of values and symbols, the same in several languages.
-LAYOUT_ONLY = {"digest.list.line", "home.error.channel", "time.weekly"}
+LAYOUT_ONLY = {"digest.list.line", "home.error.channel", "time.weekly", "digest.change.drop", "digest.change.rise"}
+# The digest's and alerts' keys in the message catalog (the rest are the cards' and the Slack shell's).
+DIGEST_PREFIXES = ("digest.", "alert.", "problem.", "delivery.", "cadence.", "weekday.", "gpus.", "time.", "home.")
 CJK = ("ko", "ja", "zh-Hans")
 
 
@@ -37,15 +41,18 @@ def english_words(text: str, allowed: set[str]) -> list[str]:
     """Latin-letter words left in a CJK text once commands (`…`), channel links and allowed names are removed."""
     text = re.sub(r"`[^`]*`", " ", text)
     text = re.sub(r"<#[A-Z0-9]+>", " ", text)
+    text = text.replace("US$", " ")  # CLDR's symbol for US dollars in Korean and Chinese (Babel's format)
     for name in sorted(allowed, key=len, reverse=True):
         text = text.replace(name, " ")
     return re.findall(r"[A-Za-z]{2,}", text)
 
 
 def test_every_key_in_every_language_with_the_same_placeholders() -> None:
-    english = digest_texts.catalog("en")
+    """The digest's texts (one catalog with the cards since issue 21; its whole contract: test_locales_catalog)."""
+    english = {k: v for k, v in digest_texts.catalog("en").items() if k.startswith(DIGEST_PREFIXES)}
+    assert len(english) > 50, "the digest's texts were not found: the prefixes are wrong"
     for lang in LANGUAGES:
-        cat = digest_texts.catalog(lang)
+        cat = {k: v for k, v in digest_texts.catalog(lang).items() if k.startswith(DIGEST_PREFIXES)}
         assert set(cat) == set(english), f"{lang}: missing {set(english) - set(cat)}, extra {set(cat) - set(english)}"
         for key, value in cat.items():
             assert placeholders(value) == placeholders(english[key]), f"{lang} {key}"
@@ -72,6 +79,25 @@ def test_cjk_subscription_answer_has_no_english_sentence(engine: Engine, snap, l
     assert any(n.startswith("H100") for n in names)
     assert english_words(r.text, names | {"UTC", "GPU"}) == [], r.text
     assert "09:00" in r.text and "5" in r.text and "0.05" in r.text and "UTC" in r.text
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "fr", "ko", "zh-Hans", "ja", "es", "vi"])
+def test_dollar_amounts_are_in_the_languages_currency_format(engine: Engine, snap, lang: str) -> None:  # type: ignore[no-untyped-def]
+    """Digest and alert texts format dollars with Babel (CLDR), never a `$` of their own before the number."""
+    seed_catalog(engine)
+    offer = Offer("rtx-4090", "vast", "1x RTX 4090", 1, "us", "on-demand", Decimal("0.39"), Decimal("0.39"), 1,
+                  "PCIe", NOW, "test")
+    priced = build_snapshot(gpus=snap.gpus.values(), offers=[offer])
+    kw = {"engine": engine, "snapshot": priced, "team_id": "T1", "user_id": "U1", "lang": lang, "now": NOW}
+    locale = BABEL_LOCALES[lang]
+    sub = handle_digest_command("daily 09:00 threshold 5% $0.25", channel_id="C1", **kw)
+    listed = handle_digest_command("list", channel_id="C1", **kw)
+    added = handle_alert_command("rtx 4090 < 0.5", **kw)
+    alerts = handle_alert_command("list", **kw)
+    quarter, half = format_currency(Decimal("0.25"), "USD", locale=locale), format_currency(Decimal("0.5"), "USD", locale=locale)
+    assert quarter in sub.text and quarter in listed.text, (sub.text, listed.text)
+    assert half in added.text and half in alerts.text, (added.text, alerts.text)
+    assert format_currency(Decimal("0.39"), "USD", locale=locale) in added.text  # "(now …)": the cheapest offer
 
 
 def test_korean_answer_says_daily_in_korean(engine: Engine, snap) -> None:  # type: ignore[no-untyped-def]

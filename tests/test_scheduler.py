@@ -171,7 +171,7 @@ def test_undeliverable_is_recorded_and_shown_never_doubled(engine: Engine, snap:
     assert set(s.run_once(at(5)).outcomes) == {"failed"}
     assert set(s.run_once(at(5, 10)).outcomes) == {"held_elsewhere"}  # the period is closed, not retried forever
     home = list_for_user(engine, snapshot=snap, team_id="T1", user_id="U1")
-    assert home.errors == (f"⚠ <#C1>: {shown}",)  # worded for people (bot/digest/locales/en.json), not the code
+    assert home.errors == (f"⚠ <#C1>: {shown}",)  # worded for people (the message catalog), not the code
     # Fixed (bot invited / reinstalled): the next period reports everything since the last delivered digest.
     slack.state.channel_errors.clear()
     slack.state.revoked_tokens.clear()

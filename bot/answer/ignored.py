@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from babel.numbers import format_decimal
 
 from bot.parse.notes import PREFIX, Note
+from bot.render.formats import Formatter
 from bot.render.messages import BABEL_LOCALES, Messages
 
 
@@ -18,10 +19,12 @@ def localized_ignored(items: Iterable[str], language: str) -> tuple[str, ...]:
     """
     messages = Messages.for_language(language)
     locale = BABEL_LOCALES.get(messages.language, "en")
+    f = Formatter(messages)
     out = []
     for item in items:
         if isinstance(item, Note) and messages.has(PREFIX + item.key):
-            limits = {name: format_decimal(value, locale=locale) for name, value in item.limits.items()}
+            limits = {name: f.money(value, cents=False) if name.endswith("_usd") else format_decimal(value, locale=locale)
+                      for name, value in item.limits.items()}
             out.append(messages.plain(PREFIX + item.key, given=item.given, **limits))
         else:
             out.append(str(item))

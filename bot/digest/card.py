@@ -1,8 +1,9 @@
 """A digest as plain data (the `digest preview --json` changes, the card view) and as a Slack card.
 
 The cards package renders `blocks/digest.json.j2` (bot.render) in the channel's language; if that ever
-fails, a small built-in English Block Kit card with the same content is used (logged as an error), so a
-digest is never lost to a template.
+fails, a small built-in Block Kit card with the same facts, worded by the same message catalog, is used
+(logged as an error; in English if the language's own texts fail too), so a digest is never lost to a
+template.
 """
 
 from __future__ import annotations
@@ -12,9 +13,13 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
 
+from bot.locales import DEFAULT_LANGUAGE
 from bot.render.cards import BlockDict, SlackMessage
 from bot.render.digest import MAX_CHANGES as MAX_LINES
 from bot.render.digest import MAX_GPUS, ChangeJson, ChangeView, DigestView, GpuView, OfferView
+from bot.render.filters import escape_mrkdwn
+from bot.render.formats import Formatter
+from bot.render.messages import Messages
 from rules.market.changes import Change, DigestInput, GpuDigest, SeriesPrice
 from rules.types import GpuSpec, Provider
 
@@ -116,45 +121,78 @@ def render_digest(digest: DigestInput, *, gpus: Mapping[str, GpuSpec], providers
         from bot.render.cards import render_card
 
         return render_card("digest", view, lang, now=now).message()
-    except Exception:  # a broken template or catalog: the built-in (English) card still delivers the digest
-        log.exception("digest template failed in %s; using the built-in English card", lang)
-    return builtin_card(view)
+    except Exception:  # a broken template: the built-in card still delivers the digest
+        log.exception("digest template failed in %s; using the built-in card", lang)
+    try:
+        return builtin_card(view, lang, now=now)
+    except Exception:  # a broken translation too: the same card in English
+        log.exception("built-in digest card failed in %s; using English", lang)
+    return builtin_card(view, DEFAULT_LANGUAGE, now=now)
 
 
-def _change_line(c: ChangeView) -> str:
-    kind = c["tier"] if c.get("market") in (None, "on-demand", "spot", "reserved") else c["market"]
-    where = f"{c['provider']} {c['gpu_count']}× {kind}"
-    if c["kind"] == "new":
-        return f"🆕 {where}: new at ${c['new_usd_per_hour']}/h"
-    if c["kind"] == "gone":
-        return f"✖ {where}: gone (was ${c['old_usd_per_hour']}/h)"
-    arrow = "↓" if c["kind"] == "drop" else "↑"
-    return f"{arrow} {where}: ${c['old_usd_per_hour']} → ${c['new_usd_per_hour']}/h ({c['change_pct']:+.1f}%)"
+def _change_line(c: ChangeView, f: Formatter) -> str:
+    market = c.get("market")
+    kind = market if market in ("auction", "marketplace") else c["tier"]
+    key = "market" if market in ("auction", "marketplace") else "tier"
+    tier = f.messages.plain(f"{key}.{kind}") if f.messages.has(f"{key}.{kind}") else kind
+    pct = c["change_pct"]
+    return f.messages.text(
+        f"digest.change.{c['kind']}", provider=c["provider"], count=c["gpu_count"], tier=tier,
+        old=f.money(_decimal(c["old_usd_per_hour"])), new=f.money(_decimal(c["new_usd_per_hour"])),
+        pct=f.percent(pct / 100, signed=True) if pct is not None else "",
+    )
 
 
-def builtin_card(view: DigestView) -> SlackMessage:
-    """A plain English Block Kit card with every digest fact (escaping: only our own values appear)."""
+def _gpu_lines(g: GpuView, f: Formatter) -> list[str]:
+    lines = [_change_line(c, f) for c in g["changes"][:MAX_LINES]]
+    if len(g["changes"]) > MAX_LINES:
+        lines.append("…")
+    best, old = g["new_cheapest"] or g["cheapest_now"], g["old_cheapest"]
+    if best:
+        rate = f.rate(_decimal(best["usd_per_gpu_hour"]))
+        if g["new_cheapest"] and old:
+            lines.append(f.messages.text("digest.new_cheapest", rate=rate, provider=best["provider_name"],
+                                         old=f.rate(_decimal(old["usd_per_gpu_hour"]))))
+        else:
+            lines.append(f.messages.text("digest.cheapest", rate=rate, provider=best["provider_name"]))
+    if g["spot_spread_pct"] is not None:
+        lines.append(f.messages.text("digest.spread", pct=f.percent(g["spot_spread_pct"] / 100)))
+    return lines
+
+
+def builtin_card(view: DigestView, lang: str | None = DEFAULT_LANGUAGE, *, now: datetime | None = None) -> SlackMessage:
+    """Every digest fact as a plain Block Kit card built without the template, worded by the message catalog.
+
+    Escaping: the only outside text is GPU and provider names, which the catalog's `text` escapes (a GPU
+    name in the heading is escaped here).
+    """
+    f = Formatter(Messages.for_language(lang))
     shown = view["gpus"][:MAX_GPUS]
-    blocks: list[BlockDict] = [{"type": "header", "text": {"type": "plain_text", "text": "GPU price digest"}}]
+    blocks: list[BlockDict] = [{"type": "header", "text": {"type": "plain_text", "text": f.messages.plain("digest.header")}}]
     for g in shown:
-        lines = [_change_line(c) for c in g["changes"][:MAX_LINES]]
-        if len(g["changes"]) > MAX_LINES:
-            lines.append(f"… and {len(g['changes']) - MAX_LINES} more")
-        best = g["cheapest_now"]
-        if best:
-            tag = "new cheapest" if g["new_cheapest"] else "cheapest"
-            lines.append(f"{tag}: {best['provider_name']} {best['gpu_count']}× ${best['usd_per_gpu_hour']}/GPU-h")
-        if g["spot_spread_pct"] is not None:
-            lines.append(f"spot is {g['spot_spread_pct']:.0f}% under on-demand")
         spark = f" `{g['sparkline']}`" if g["sparkline"].strip() else ""
-        text = f"*{g['name']}*{spark}\n" + "\n".join(lines)
+        text = f"*{escape_mrkdwn(g['name'], 100)}*{spark}\n" + "\n".join(_gpu_lines(g, f))
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}})
-    extra = len(view["gpus"]) - len(shown)
-    ages = ", ".join(f"{s['provider']} {s['age_hours']:.0f} h" + (" ⚠" if s["failing"] else "") for s in view["sources"][:20])
-    context = f"Data age: {ages}" if ages else "No price data"
-    if extra > 0:
-        context = f"+{extra} more GPUs changed. " + context
-    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": context[:2000]}]})
+    notes = []
+    if len(view["gpus"]) > len(shown):
+        notes.append(f.messages.text("digest.more", count=f.number(len(view["gpus"]) - len(shown))))
+    prices_at = _when(view["prices_at"])
+    if prices_at is not None and now is not None:
+        notes.append(f.messages.text("digest.age", age=f.age(prices_at, now)))
+    for s in view["sources"][:6]:
+        observed = _when(s["observed_at"])
+        if s["failing"] and observed is not None and now is not None:
+            notes.append(f.messages.text("digest.source_failing", source=s["provider"] or s["source"], age=f.age(observed, now)))
+    if notes:
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "\n".join(notes)[:2000]}]})
     n = view["change_count"]
-    text = f"GPU price digest: {n} change{'s' if n != 1 else ''} across {len(view['gpus'])} GPU{'s' if len(view['gpus']) != 1 else ''}"
+    text = f.messages.plain("digest.fallback", count=f.number(n)) if n else f.messages.plain("digest.fallback_none")
     return {"text": text, "blocks": blocks}
+
+
+def _decimal(value: str | None) -> Decimal | None:
+    return None if value is None else Decimal(value)
+
+
+def _when(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)

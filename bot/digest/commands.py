@@ -1,6 +1,6 @@
 """`/gpu digest …` and `/gpu alert …`: parse the words, apply them to the stored state, answer as data + text.
 
-Every text is in the asked language (bot/digest/locales, see bot.digest.texts for the accepted
+Every text is in the asked language (the message catalog, bot/locales; see bot.digest.texts for the accepted
 localized command words); the data (`CommandResult.data`) stays language-neutral.
 """
 
@@ -19,6 +19,7 @@ from sqlalchemy import Engine
 
 from bot.digest import texts
 from bot.digest.texts import canonical, split_words
+from bot.locales import DEFAULT_LANGUAGE
 from knowledge import digest_store as store
 from knowledge.digest_store import SubscriptionSettings
 from knowledge.digest_tables import DigestSubscription, PriceAlert
@@ -44,7 +45,7 @@ TextParam = str | int  # a value a text's `{placeholder}` shows
 
 
 class TextParams(TypedDict, total=False):
-    """The values of a command answer's text (`digest.*` / `alert.*` in bot/digest/locales), by placeholder."""
+    """The values of a command answer's text (`digest.*` / `alert.*` in the message catalog), by placeholder."""
 
     cadence: str
     time: str
@@ -117,21 +118,21 @@ class CommandResult:
 
 
 class CommandProblem(ValueError):
-    """Text we could not use: a problem code (`problem.*` in bot/digest/locales) and its values.
+    """Text we could not use: a problem code (`problem.*` in the message catalog) and its values.
 
     `str(problem)` is the English text (the CLI prints it); `problem.text(lang)` is the localized one.
     """
 
     def __init__(self, code: str, **params: TextParam) -> None:
         self.code, self.params = code, params
-        super().__init__(texts.text("en", code, **params))
+        super().__init__(texts.text(DEFAULT_LANGUAGE, code, **params))
 
     def text(self, lang: str) -> str:
         return texts.text(lang, self.code, **self.params)
 
 
 def message(code: str, lang: str, **params: TextParam) -> str:
-    """The text of `code` in the language (bot/digest/locales/<lang>.json)."""
+    """The text of `code` in the language (the message catalog)."""
     return texts.text(lang, code, **params)
 
 
@@ -277,7 +278,7 @@ def local_time(sub: DigestSubscription, lang: str) -> str:
 def subscription_line(info: SubscriptionInfo, lang: str) -> str:
     """One subscription for a list (`digest list`, App Home), with its delivery problem if any."""
     line = message("digest.list.line", lang, channel=info["channel_id"], cadence=message(f"cadence.{info['cadence']}", lang),
-                   time=info["when"], timezone=info["timezone"], pct=info["threshold_pct"], usd=info["threshold_usd"],
+                   time=info["when"], timezone=info["timezone"], pct=info["threshold_pct"], usd=texts.money(lang, info["threshold_usd"]),
                    gpus=info["gpu_names"])
     return line + (f" — ⚠ {texts.delivery_error(lang, info['last_error'])}" if info["last_error"] else "")
 
@@ -307,7 +308,7 @@ def handle_digest_command(
     sub = store.upsert_subscription(engine, team_id=team_id, channel_id=channel_id, settings=settings, user_id=user_id, now=now)
     info = describe_subscription(sub, snapshot, lang)
     params = TextParams(cadence=message(f"cadence.{settings.cadence}", lang), time=info["when"], timezone=settings.timezone,
-                        gpus=info["gpu_names"], pct=info["threshold_pct"], usd=info["threshold_usd"])
+                        gpus=info["gpu_names"], pct=info["threshold_pct"], usd=texts.money(lang, info["threshold_usd"]))
     return CommandResult(True, "digest.subscribed", params, message("digest.subscribed", lang, **params), {"subscription": info})
 
 
@@ -358,7 +359,7 @@ def describe_alert(alert: PriceAlert, snapshot: Snapshot) -> AlertInfo:
 
 def alert_line(info: AlertInfo, lang: str) -> str:
     """One alert for a list (`alert list`, App Home), with its delivery problem if any."""
-    line = message("alert.list.line", lang, id=info["id"], gpu=info["gpu_name"], op=info["op"], usd=info["usd_per_gpu_hour"])
+    line = message("alert.list.line", lang, id=info["id"], gpu=info["gpu_name"], op=info["op"], usd=texts.money(lang, info["usd_per_gpu_hour"]))
     line += "" if info["armed"] else message("alert.list.fired", lang)
     return line + (f" — ⚠ {texts.delivery_error(lang, info['last_error'])}" if info["last_error"] else "")
 
@@ -394,8 +395,8 @@ def handle_alert_command(
     current = cheapest_usd_per_gpu_hour(snapshot, gpu_id)
     gpu = _gpu_names(snapshot, [gpu_id])
     note = message("alert.added.note", lang, gpu=gpu, others=_gpu_names(snapshot, others)) if others else ""
-    params = TextParams(id=store.stored_id(alert), gpu=gpu, op=op, usd=f"{usd:.2f}",
-                        now=f"${current:.2f}" if current is not None else message("alert.now.none", lang), note=note)
+    params = TextParams(id=store.stored_id(alert), gpu=gpu, op=op, usd=texts.money(lang, usd),
+                        now=texts.money(lang, current) if current is not None else message("alert.now.none", lang), note=note)
     return CommandResult(True, "alert.added", params, message("alert.added", lang, **params), {"alert": describe_alert(alert, snapshot)})
 
 

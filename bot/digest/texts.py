@@ -1,4 +1,4 @@
-"""Texts of `/gpu digest|alert`, alert DMs and App Home digest lines in eight languages (bot/digest/locales).
+"""Texts of `/gpu digest|alert`, alert DMs and App Home digest lines, from the message catalog (bot/locales).
 
 Accepted command words: the English ones (`daily`, `weekly`, `list`, `off`, `help`, `threshold`,
 `mon`…`sun`) always, and these localized ones, which mean the same:
@@ -16,17 +16,15 @@ Accepted command words: the English ones (`daily`, `weekly`, `list`, `off`, `hel
 
 from __future__ import annotations
 
-import json
 import logging
 import unicodedata
 from collections.abc import Mapping
-from functools import cache
-from pathlib import Path
+from decimal import Decimal
 
-from bot.render.messages import DEFAULT_LANGUAGE, LANGUAGES, normalise_language
+from bot.render.formats import Formatter
+from bot.render.messages import DEFAULT_LANGUAGE, Messages, load_catalog, normalise_language
 
 log = logging.getLogger(__name__)
-LOCALES_DIR = Path(__file__).resolve().parent / "locales"
 
 _WEEKDAY_WORDS = (
     ("月曜日", "月曜", "星期一", "周一", "週一", "월요일", "lunes", "montag", "lundi", "thứ hai", "thứ 2"),
@@ -55,15 +53,9 @@ _JOINER = "\u2060"  # word joiner: not whitespace, so str.split keeps a phrase w
 _PHRASES = tuple(sorted((w for w in SYNONYMS if " " in w), key=len, reverse=True))
 
 
-@cache
 def catalog(language: str) -> Mapping[str, str]:
-    """The key → text mapping of one supported language."""
-    if language not in LANGUAGES:
-        raise ValueError(f"unsupported language {language!r}")
-    data = json.loads((LOCALES_DIR / f"{language}.json").read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise ValueError(f"bot/digest/locales/{language}.json: expected an object of strings")
-    return data
+    """The key → text mapping of one supported language (the whole message catalog, bot/locales)."""
+    return load_catalog(language)
 
 
 def text(lang: str | None, key: str, **params: object) -> str:
@@ -73,6 +65,11 @@ def text(lang: str | None, key: str, **params: object) -> str:
         log.warning("digest text %r missing in %s", key, lang)
         found = catalog(DEFAULT_LANGUAGE)[key]
     return found.format(**params)
+
+
+def money(lang: str | None, usd: Decimal | str) -> str:
+    """Dollars (per GPU-hour, in a text) in the language's currency format: "$0.05", "0,05 $", "US$0.05"."""
+    return Formatter(Messages.for_language(lang)).money(Decimal(usd))
 
 
 def split_words(command: str) -> list[str]:

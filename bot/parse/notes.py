@@ -4,28 +4,27 @@ An absurd size ("1e308B"), a count below one or beyond a plan ("-5 GPUs", "99999
 zero or less ("$-100") and a deadline in the past ("by yesterday") are not dropped in silence: each
 becomes a `Note` in `Ask.ignored`. A Note *is* the English string that `parse --json` has always shown
 (so every reader of `ignored` keeps working), and it also carries the message key and values under
-which the card says it in the reader's language (`ignored.<key>` in bot/locales/*.json).
+which the card says it in the reader's language (`ignored.<key>` in the message catalog, bot/locales).
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from types import MappingProxyType
+
+from bot.locales import DEFAULT_LANGUAGE, read_messages
 
 MAX_QUOTED_CHARS = 40  # what the user wrote, as quoted back; a pasted wall of digits is cut
 # The English of each note is the English card's message (one text for `parse --json` and the card).
-LOCALE_EN = Path(__file__).resolve().parent.parent / "locales" / "en.json"
 PREFIX = "ignored."
 
 
 @functools.lru_cache(maxsize=1)
 def english() -> Mapping[str, str]:
     """`ignored.<key>` messages of the English catalog, by key (read once, on first use)."""
-    catalog = json.loads(LOCALE_EN.read_text(encoding="utf-8"))
+    catalog = read_messages(DEFAULT_LANGUAGE)
     return MappingProxyType({k.removeprefix(PREFIX): v for k, v in catalog.items() if k.startswith(PREFIX)})
 
 
@@ -43,7 +42,7 @@ class Note(str):
 
     def __new__(cls, key: str, *, given: str, **limits: int) -> Note:
         shown = quoted(given)
-        text = english()[key].format(given=shown, **{name: f"{value:,}" for name, value in limits.items()})
+        text = english()[key].format(given=shown, **{name: english_limit(name, value) for name, value in limits.items()})
         note = super().__new__(cls, text)
         note.key, note.given, note.limits = key, shown, MappingProxyType(dict(limits))
         return note
@@ -58,6 +57,15 @@ class Note(str):
         if found is None or found.group(0) == self.given:
             return self
         return Note(self.key, given=found.group(0), **self.limits)
+
+
+def english_limit(name: str, value: int) -> str:
+    """A limit as the English note shows it: dollars for `…_usd` ("$10,000,000,000", Babel), else "1,024"."""
+    if name.endswith("_usd"):
+        from babel.numbers import format_currency
+
+        return format_currency(value, "USD", format="¤#,##0", locale="en", currency_digits=False)
+    return f"{value:,}"
 
 
 def _rebuild(key: str, given: str, limits: dict[str, int]) -> Note:

@@ -183,7 +183,7 @@ def assumption_text(view: RecommendationView, f: Formatter) -> str:
 
 def _assumed_value(key: str, value: Any, f: Formatter) -> str:
     if isinstance(value, bool):
-        return f.messages.plain("value.yes" if value else "value.no")
+        return f.messages.plain("value.yes") if value else f.messages.plain("value.no")
     localized = f"value.{key}.{value}"
     if isinstance(value, str) and f.messages.has(localized):
         return f.messages.plain(localized)

@@ -37,7 +37,7 @@ def format_number(name: str, value: Any, f: Formatter) -> str:
     if isinstance(value, str):
         return _format_text(name, value, f)
     if isinstance(value, bool) or value is None:
-        return "" if value is None else f.messages.plain("value.yes" if value else "value.no")
+        return "" if value is None else f.messages.plain("value.yes") if value else f.messages.plain("value.no")
     if name.endswith("usd_per_hour") or name.endswith("usd_per_gpu_hour"):
         return f.rate(Decimal(str(value)))
     if name.endswith("context_tokens"):
@@ -70,6 +70,7 @@ def _format_text(name: str, value: str, f: Formatter) -> str:
     if f.messages.has(f"value.{name}.{value}"):  # codes with words of their own (constraint, price basis)
         return f.messages.plain(f"value.{name}.{value}")
     if name == "switches":
+        # TRANSLATORS: what separates the items of a list (", " in English, "、" in Japanese); keep its spaces.
         return f.messages.plain("common.list_sep").join(
             f.messages.plain(f"switch.{s}") if f.messages.has(f"switch.{s}") else s for s in value.split(",") if s)
     if name == "method" and f.messages.has(f"method.{value}"):

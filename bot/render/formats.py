@@ -143,7 +143,7 @@ class Formatter:
         """The locale's name for an architecture family (布莱克韦尔, 암페어), chip suffix kept."""
         for family in ARCH_FAMILIES:
             if name == family or name.startswith(family + " ") or name.startswith(family + "("):
-                return self.messages.plain("arch." + family.lower().replace(" ", "_")) + name[len(family):]
+                return self.messages.plain(f"arch.{family.lower().replace(' ', '_')}") + name[len(family):]
         return name
 
     def segment(self, segment: str) -> str:

@@ -1,24 +1,20 @@
-"""Message catalogs per language (bot/locales/<lang>.json): lookup, placeholders, language choice."""
+"""Message lookup per language (the gettext catalog in bot/locales): placeholders, language choice."""
 
 from __future__ import annotations
 
-import json
 import logging
-import string
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
+from bot.locales import BABEL_LOCALES, DEFAULT_LANGUAGE, LANGUAGES, placeholders, read_messages
 from bot.render.filters import escape_mrkdwn
+
+__all__ = ["BABEL_LOCALES", "DEFAULT_LANGUAGE", "LANGUAGES", "Messages", "load_catalog", "normalise_language",
+           "placeholders"]
 
 log = logging.getLogger(__name__)
 
-LANGUAGES = ("en", "zh-Hans", "ko", "ja", "es", "de", "fr", "vi")
-DEFAULT_LANGUAGE = "en"
-LOCALES_DIR = Path(__file__).resolve().parent.parent / "locales"
-# Babel locale identifiers for our language tags.
-BABEL_LOCALES = {"en": "en", "zh-Hans": "zh_Hans", "ko": "ko", "ja": "ja", "es": "es", "de": "de", "fr": "fr", "vi": "vi"}
 _ALIASES = {"zh": "zh-Hans", "zh-cn": "zh-Hans", "zh-hans": "zh-Hans", "zh-sg": "zh-Hans", "zh-hant": "zh-Hans",
             "zh-tw": "zh-Hans", "zh-hk": "zh-Hans"}
 
@@ -41,19 +37,10 @@ def normalise_language(tag: str | None) -> str:
 
 @lru_cache(maxsize=None)
 def load_catalog(language: str) -> Mapping[str, str]:
-    """The key → message mapping for one supported language, read from the package data."""
+    """The key → message mapping for one supported language, read from its compiled catalog on first use."""
     if language not in LANGUAGES:
         raise ValueError(f"unsupported language {language!r}; expected one of {', '.join(LANGUAGES)}")
-    path = LOCALES_DIR / f"{language}.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise ValueError(f"bot/locales/{language}.json: expected an object of string messages")
-    return data
-
-
-def placeholders(message: str) -> frozenset[str]:
-    """The `{name}` fields a message uses."""
-    return frozenset(name for _, name, _, _ in string.Formatter().parse(message) if name)
+    return read_messages(language)
 
 
 @dataclass(frozen=True, slots=True)

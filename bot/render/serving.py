@@ -66,7 +66,7 @@ def verdict_text(view: RecommendationView, f: Formatter) -> str:
         lines.append(f.messages.text(key, per_million=f.money(top.usd_per_million_output_tokens),
                                      provider=provider_label(view, top.offer.provider_id), **names))
     else:
-        lines.append(f.messages.text(key + "_no_offer", **names))
+        lines.append(f.messages.text(f"{key}_no_offer", **names))
     if top.throughput is not None:
         lines.append(_rates(top.throughput, f))
     return "\n".join(lines)

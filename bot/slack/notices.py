@@ -1,12 +1,9 @@
-"""The Slack shell's own short messages (share, language, errors, App Home) in eight languages."""
+"""The Slack shell's own short messages (share, language, errors, App Home) from the message catalog."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 from typing import TypedDict
 
 from babel import Locale
@@ -27,7 +24,7 @@ from slack_sdk.models.views import View
 from bot.answer.commands import AUTO
 from bot.render.cards import BlockDict
 from bot.render.filters import escape_mrkdwn
-from bot.render.messages import BABEL_LOCALES, DEFAULT_LANGUAGE, LANGUAGES, normalise_language
+from bot.render.messages import BABEL_LOCALES, DEFAULT_LANGUAGE, LANGUAGES, load_catalog, normalise_language
 
 SHARE_ACTION = "share"
 HOME_LANGUAGE_ACTION = "home.lang"
@@ -42,22 +39,19 @@ class Message:
     language: str
 
 
-@lru_cache(maxsize=1)
-def _catalogs() -> Mapping[str, Mapping[str, str]]:
-    data = json.loads((resources.files("bot.slack") / "notices.json").read_text(encoding="utf-8"))
-    return {language: data[language] for language in LANGUAGES}
+def _template(language: str, key: str) -> str:
+    """The notice's text in the language (the message catalog), English if the language lacks it."""
+    return load_catalog(normalise_language(language)).get(key) or load_catalog(DEFAULT_LANGUAGE)[key]
 
 
 def notice(lang: str, key: str, **params: str) -> str:
     """One mrkdwn notice; every value is escaped so user text can never ping or link."""
-    catalog = _catalogs()[normalise_language(lang)]
-    template = catalog.get(key) or _catalogs()[DEFAULT_LANGUAGE][key]
-    return template.format(**{name: escape_mrkdwn(value) for name, value in params.items()})
+    return _template(lang, key).format(**{name: escape_mrkdwn(value) for name, value in params.items()})
 
 
 def plain_notice(language: str, key: str) -> str:
     """A notice used as plain_text (buttons, headers), where mrkdwn escaping would show literally."""
-    return _catalogs()[normalise_language(language)].get(key) or _catalogs()[DEFAULT_LANGUAGE][key]
+    return _template(language, key)
 
 
 def language_name(language: str) -> str:
@@ -112,6 +106,7 @@ def home_view(
     """The App Home tab: reply language (with a picker), digests, alerts and a short guide."""
     chosen = language_name(override) if override else notice(language, "home.language.auto")
     blocks: list[Block] = [
+        # TRANSLATORS: the app's name, as Slack shows it; the same in every language.
         HeaderBlock(text=plain_notice(language, "home.title")),
         SectionBlock(
             text=MarkdownTextObject(text=notice(language, "home.language", language=chosen)),
