@@ -130,9 +130,18 @@ def _scale_for_deadline(first: Scored, fit: Fit, gpu: GpuSpec, space: CandidateS
     host_ram = tables.training.host_ram_gib_per_gpu.get(gpu.segment, float("inf"))
     for count in (c for c in counts if c > fit.candidate.count):
         larger = fit_gpu(gpu, space, (count,), tables.headroom_fraction, host_ram_gib=host_ram)
-        if larger.candidate is None:
-            continue
+        if larger.candidate is None or not _meets_deadline(larger.candidate, gpu, work, shape, tables):
+            continue  # priced only when it keeps to the deadline: the hours alone decide
         option = score_option(larger, gpu, offers, work, shape, tables, providers, book)
         if option.hours is not None and option.hours <= work.deadline_hours:
             return option
     return first
+
+
+def _meets_deadline(candidate: Candidate, gpu: GpuSpec, work: Workload, shape: Shape, tables: RuleTables) -> bool:
+    """Whether `score_option` would give this plan hours within the deadline (the same hours, rounded the same)."""
+    assert work.deadline_hours is not None
+    tokens = dataset_tokens(work, candidate.setup)
+    if not candidate.setup.timed or tokens is None:
+        return False
+    return round(plan_hours(tokens, candidate, gpu, shape, tables, work), 3) <= work.deadline_hours
