@@ -71,3 +71,19 @@ def test_evaluate_with_the_book_is_the_same_verdict(snapshot):
         args = dict(gpus=snapshot.gpus, offers_by_gpu=snapshot.offers_by_gpu, providers=snapshot.providers,
                     tables=tables())
         assert evaluate(workload, **args, offer_book=book) == evaluate(workload, **args)
+
+
+def test_a_book_reused_with_other_providers_refilters_its_clusters():
+    """The book keeps each multi-node plan's capable offers per providers mapping: asked again with other
+    providers (the fabric cloud now a marketplace), it picks what the plain scan picks with those."""
+    offers_by_gpu = _by_gpu([offer("fabric", 8, "1.00"), offer("plain", 8, "0.90"), offer("aws", 8, "1.20")])
+    book = OfferBook.build(offers_by_gpu)
+    offers = offers_by_gpu["h100-sxm-80gb"]
+    without_fabric = {**PROVIDERS, "fabric": replace(PROVIDERS["fabric"], kind="marketplace")}
+    picks = []
+    for providers in (PROVIDERS, without_fabric, PROVIDERS):
+        kwargs = dict(spot=False, rework=0.0, providers=providers, minimum_s={}, prefer_link=False)
+        picked = cheapest_in(book, "h100-sxm-80gb", 16, 2.0, **kwargs)
+        assert picked == cheapest(offers, 16, 2.0, **kwargs)
+        picks.append(picked.offer.provider_id if picked.offer else None)
+    assert picks == ["fabric", "aws", "fabric"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rules.market.offers import GPUS_PER_NODE, Pick, can_provide, linked
 from rules.types import Offer, Provider
@@ -66,6 +66,11 @@ class OfferBook:
     """Every GPU's shelves by tier, built from a snapshot's `offers_by_gpu` (sorted by $/GPU-hour)."""
 
     shelves: Mapping[tuple[str, str], Shelf]
+    # Per (GPU, tier, multi-node count): the shelf's cluster rows that can make up the plan with the providers
+    # they were filtered with (`can_provide`), built on first use. At 100,000 offers most cluster rows of a
+    # popular GPU come from providers without a fabric and were tested again at every scan.
+    _clusters: dict[tuple[str, str, int], tuple[Mapping[str, Provider], tuple[Row, ...]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def build(cls, offers_by_gpu: Mapping[str, Sequence[Offer]]) -> OfferBook:
@@ -81,6 +86,15 @@ class OfferBook:
     def shelf(self, gpu_id: str, tier: str) -> Shelf:
         return self.shelves.get((gpu_id, tier), EMPTY_SHELF)
 
+    def cluster(self, gpu_id: str, tier: str, count: int, providers: Mapping[str, Provider]) -> tuple[Row, ...]:
+        """The cluster rows (in price order) able to provide a plan of `count` (> 8) GPUs with `providers`."""
+        key = (gpu_id, tier, count)
+        found = self._clusters.get(key)
+        if found is None or found[0] is not providers:
+            rows = tuple(r for r in self.shelf(gpu_id, tier).cluster if can_provide(r[5], count, providers))
+            found = self._clusters[key] = (providers, rows)
+        return found[1]
+
 
 def cheapest_in(book: OfferBook, gpu_id: str, count: int, hours: float | None, *, spot: bool, rework: float,
                 providers: Mapping[str, Provider], minimum_s: Mapping[str, int], prefer_link: bool) -> Pick:
@@ -91,33 +105,34 @@ def cheapest_in(book: OfferBook, gpu_id: str, count: int, hours: float | None, *
     `cheapest` does when no offer of the preferred group ever sets its bound).
     """
     seconds = (hours if hours is not None else 1.0) * (1.0 + (rework if spot else 0.0)) * 3600.0
-    shelf = book.shelf(gpu_id, "spot" if spot else "on-demand")
+    tier = "spot" if spot else "on-demand"
     if count > GPUS_PER_NODE:
-        rows, bounded = shelf.cluster, True  # all NVLink-class; can_provide still decides per offer
+        # All NVLink-class and able to provide the plan: the rows `cheapest` skips with `can_provide` never set
+        # the bound, and the first row it stops at is at least as dear as every row after it.
+        rows, bounded = book.cluster(gpu_id, tier, count, providers), True
     else:
+        shelf = book.shelf(gpu_id, tier)
         rows, linked_rows = shelf.capable(count)
         bounded = not prefer_link or bool(linked_rows)
         if prefer_link and linked_rows:
             rows = linked_rows
-    best, cost = _scan(rows, count, seconds, bounded, providers, minimum_s)
+    best, cost = _scan(rows, count, seconds, bounded, minimum_s)
     if best is None:
         return Pick(None, None)
     return Pick(best, cost / 3600.0 if hours is not None else None)
 
 
-def _scan(rows: Sequence[Row], count: int, seconds: float, bounded: bool, providers: Mapping[str, Provider],
+def _scan(rows: Sequence[Row], count: int, seconds: float, bounded: bool,
           minimum_s: Mapping[str, int]) -> tuple[Offer | None, float]:
-    """The loop of rules.market.offers.cheapest over one group of rows (same arithmetic, same first-cheapest tie
-    rule); `bounded`: the best so far bounds the scan (False only for the non-preferred fallback)."""
+    """The loop of rules.market.offers.cheapest over one group of rows, all able to provide the plan (same
+    arithmetic, same first-cheapest tie rule); `bounded`: the best so far bounds the scan (False only for the
+    non-preferred fallback)."""
     floor_factor = count * seconds
     best: Offer | None = None
     best_cost = bound = math.inf
-    multinode = count > GPUS_PER_NODE
     for per_gpu, per_hour, size, step, provider_id, offer in rows:
         if per_gpu * floor_factor >= bound:
             break
-        if multinode and not can_provide(offer, count, providers):
-            continue
         billed = seconds if step <= 1 else math.ceil(seconds / step - 1e-9) * step
         if minimum_s and billed < minimum_s.get(provider_id, 0):
             billed = minimum_s[provider_id]
