@@ -11,7 +11,7 @@ from rules.memory.training import estimate_parts
 from rules.types import GpuSpec, Workload
 from rules.verdict import MemoryEstimate, Rejection
 from rules.plans.switches import OFFLOAD_ORDER, applicable, ladder, permission_for
-from rules.workload.setup import Setup, resolve_setup, with_switch
+from rules.workload.setup import Setup, changed, resolve_setup, with_switch
 from rules.workload.shapes import Shape
 
 NODE_COUNTS = (1, 2, 4, 8)
@@ -80,11 +80,11 @@ class CandidateSpace:
         setup = resolve_setup(self._workload, method=self._method, gpus=count, family=self._family)
         if count > 1 and self._workload.sharding is None:
             if setup.method == "inference":
-                setup = replace(setup, sharding="tensor_parallel")
+                setup = changed(setup, sharding="tensor_parallel")
             elif setup.is_diffusion:
-                setup = replace(setup, sharding="fsdp")  # FSDP shards the denoiser (diffusers/accelerate, SimpleTuner)
+                setup = changed(setup, sharding="fsdp")  # FSDP shards the denoiser (diffusers/accelerate, SimpleTuner)
             else:
-                setup = replace(setup, sharding="zero3" if setup.framework == "deepspeed" else "fsdp")
+                setup = changed(setup, sharding="zero3" if setup.framework == "deepspeed" else "fsdp")
         return setup
 
     def ladders(self, count: int) -> list[tuple[str, ...]]:
