@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from rules.market.book import OfferBook, cheapest_in
 from rules.market.cost import offer_cost
-from rules.market.offers import SHARDED, cheapest, price_findings
+from rules.market.offers import GPUS_PER_NODE, SHARDED, cheapest, price_findings
 from rules.memory.training import trainable_params
 from rules.plans.fit import Candidate, CandidateSpace, Fit, fit_gpu
 from rules.plans.guidance import option_findings
@@ -128,7 +128,9 @@ def _scale_for_deadline(first: Scored, fit: Fit, gpu: GpuSpec, space: CandidateS
     """More GPUs of the same type until the job meets the deadline (the smallest such count), else the first plan."""
     assert fit.candidate is not None and work.deadline_hours is not None
     host_ram = tables.training.host_ram_gib_per_gpu.get(gpu.segment, float("inf"))
-    for count in (c for c in counts if c > fit.candidate.count):
+    # Counts beyond one node are never a plan on a card limited to one (fit_gpu rejects them without a search).
+    one_node = gpu.segment == "consumer" or not gpu.multinode_fabric
+    for count in (c for c in counts if c > fit.candidate.count and (c <= GPUS_PER_NODE or not one_node)):
         larger = fit_gpu(gpu, space, (count,), tables.headroom_fraction, host_ram_gib=host_ram)
         if larger.candidate is None or not _meets_deadline(larger.candidate, gpu, work, shape, tables):
             continue  # priced only when it keeps to the deadline: the hours alone decide
