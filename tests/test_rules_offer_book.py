@@ -87,3 +87,24 @@ def test_a_book_reused_with_other_providers_refilters_its_clusters():
         assert picked == cheapest(offers, 16, 2.0, **kwargs)
         picks.append(picked.offer.provider_id if picked.offer else None)
     assert picks == ["fabric", "aws", "fabric"]
+
+
+def test_unlinked_fallbacks_pick_what_the_full_scan_picks_in_a_large_market(snapshot):
+    """A plan that prefers linked offers on a GPU with none costs every capable offer: the book does it per
+    billing group. Over 20,000 offers (the bench's synthetic market: copies within ±10 %, many equal prices),
+    at job lengths on and just off whole billing steps, with minimums, it picks what the plain scan picks."""
+    from bot.bench.offers import scaled_offers
+
+    offers_by_gpu = _by_gpu(scaled_offers(snapshot, 20_000))
+    book = OfferBook.build(offers_by_gpu)
+    minimum_s = {**tables().billing_minimum_s, "lambda": 3600}
+    checked = 0
+    for gpu_id, offers in offers_by_gpu.items():
+        for count, hours, spot in itertools.product((1, 2, 3, 4, 8), (None, 1e-6, 0.25, 1.0, 2.0 + 1e-13, 7.3),
+                                                    (False, True)):
+            kwargs = dict(spot=spot, rework=0.15, providers=snapshot.providers, minimum_s=minimum_s,
+                          prefer_link=True)
+            assert cheapest_in(book, gpu_id, count, hours, **kwargs) == cheapest(offers, count, hours, **kwargs), (
+                gpu_id, count, hours, spot)
+            checked += 1
+    assert checked > 1000

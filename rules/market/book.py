@@ -71,6 +71,10 @@ class OfferBook:
     # popular GPU come from providers without a fabric and were tested again at every scan.
     _clusters: dict[tuple[str, str, int], tuple[Mapping[str, Provider], tuple[Row, ...]]] = field(
         default_factory=dict, init=False, repr=False, compare=False)
+    # Per (GPU, tier, count): the capable rows grouped by what decides their billed time, for the unbounded
+    # fallback scan (see `billing_groups`), with the billing minimums they were grouped by.
+    _groups: dict[tuple[str, str, int], tuple[Mapping[str, int], tuple[BillingGroup, ...]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def build(cls, offers_by_gpu: Mapping[str, Sequence[Offer]]) -> OfferBook:
@@ -96,6 +100,50 @@ class OfferBook:
         return found[1]
 
 
+    def billing_groups(self, gpu_id: str, tier: str, count: int, rows: tuple[Row, ...],
+                       minimum_s: Mapping[str, int]) -> tuple[BillingGroup, ...]:
+        """`rows` (the shelf's capable rows for `count`) grouped by billing step and the provider's minimum."""
+        key = (gpu_id, tier, count)
+        found = self._groups.get(key)
+        if found is None or found[0] is not minimum_s:
+            found = self._groups[key] = (minimum_s, _group_by_billing(rows, minimum_s))
+        return found[1]
+
+
+# Rows billed alike (same billing step, same provider minimum), cheapest instance first: (step, minimum,
+# ((instance $/hour, position in the shelf's order, GPUs per instance, offer), ...)).
+BillingGroup = tuple[int, int, tuple[tuple[float, int, int, Offer], ...]]
+
+
+def _group_by_billing(rows: Sequence[Row], minimum_s: Mapping[str, int]) -> tuple[BillingGroup, ...]:
+    groups: dict[tuple[int, int], list[tuple[float, int, int, Offer]]] = {}
+    for index, (_, per_hour, size, step, provider_id, offer) in enumerate(rows):
+        minimum = minimum_s.get(provider_id, 0) if minimum_s else 0
+        groups.setdefault((step, minimum), []).append((per_hour, index, size, offer))
+    return tuple((step, minimum, tuple(sorted(members))) for (step, minimum), members in groups.items())
+
+
+def _cheapest_of_all(groups: tuple[BillingGroup, ...], count: int, seconds: float) -> tuple[Offer | None, float]:
+    """What `_scan` returns unbounded (every row costed, the first of the cheapest wins), group by group: within
+    a group every row is billed the same time, so its cost grows with the instance price; a group is read only
+    while its costs tie with its cheapest."""
+    best: Offer | None = None
+    best_cost, best_index = math.inf, -1
+    for step, minimum, members in groups:
+        billed = seconds if step <= 1 else math.ceil(seconds / step - 1e-9) * step
+        if billed < minimum:
+            billed = minimum
+        floor = math.inf
+        for per_hour, index, size, offer in members:
+            cost = per_hour * (1 if size >= count else -(-count // size)) * billed
+            if cost > floor:
+                break
+            floor = cost
+            if cost < best_cost or (cost == best_cost and index < best_index):
+                best, best_cost, best_index = offer, cost, index
+    return best, best_cost
+
+
 def cheapest_in(book: OfferBook, gpu_id: str, count: int, hours: float | None, *, spot: bool, rework: float,
                 providers: Mapping[str, Provider], minimum_s: Mapping[str, int], prefer_link: bool) -> Pick:
     """`rules.market.offers.cheapest` over the GPU's offers, from the book: the same pick, fewer offers looked at.
@@ -116,7 +164,15 @@ def cheapest_in(book: OfferBook, gpu_id: str, count: int, hours: float | None, *
         bounded = not prefer_link or bool(linked_rows)
         if prefer_link and linked_rows:
             rows = linked_rows
+        elif not bounded:  # nothing linked: every capable offer is costed (a few per billing group suffice)
+            groups = book.billing_groups(gpu_id, tier, count, rows, minimum_s)
+            best, cost = _cheapest_of_all(groups, count, seconds)
+            return _pick(best, cost, hours)
     best, cost = _scan(rows, count, seconds, bounded, minimum_s)
+    return _pick(best, cost, hours)
+
+
+def _pick(best: Offer | None, cost: float, hours: float | None) -> Pick:
     if best is None:
         return Pick(None, None)
     return Pick(best, cost / 3600.0 if hours is not None else None)
