@@ -71,9 +71,9 @@ class OfferBook:
     # popular GPU come from providers without a fabric and were tested again at every scan.
     _clusters: dict[tuple[str, str, int], tuple[Mapping[str, Provider], tuple[Row, ...]]] = field(
         default_factory=dict, init=False, repr=False, compare=False)
-    # Per (GPU, tier, count): the capable rows grouped by what decides their billed time, for the unbounded
-    # fallback scan (see `billing_groups`), with the billing minimums they were grouped by.
-    _groups: dict[tuple[str, str, int], tuple[Mapping[str, int], tuple[BillingGroup, ...]]] = field(
+    # Per (row list, count): its rows grouped by billing (`billing_groups`), with the list and the billing
+    # minimums they were grouped by; built on first use.
+    _groups: dict[tuple[int, int], tuple[tuple[Row, ...], Mapping[str, int], tuple[BillingGroup, ...]]] = field(
         default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
@@ -100,48 +100,62 @@ class OfferBook:
         return found[1]
 
 
-    def billing_groups(self, gpu_id: str, tier: str, count: int, rows: tuple[Row, ...],
+    def billing_groups(self, rows: tuple[Row, ...], count: int,
                        minimum_s: Mapping[str, int]) -> tuple[BillingGroup, ...]:
-        """`rows` (the shelf's capable rows for `count`) grouped by billing step and the provider's minimum."""
-        key = (gpu_id, tier, count)
+        """`rows` (one of this book's row lists) grouped by what decides a row's cost besides its instance price:
+        billing step, the provider's minimum and the instances a plan of `count` rents (built once per list)."""
+        key = (id(rows), count)
         found = self._groups.get(key)
-        if found is None or found[0] is not minimum_s:
-            found = self._groups[key] = (minimum_s, _group_by_billing(rows, minimum_s))
-        return found[1]
+        if found is None or found[0] is not rows or found[1] is not minimum_s:
+            found = self._groups[key] = (rows, minimum_s, _group_by_billing(rows, count, minimum_s))
+        return found[2]
 
 
-# Rows billed alike (same billing step, same provider minimum), cheapest instance first: (step, minimum,
-# ((instance $/hour, position in the shelf's order, GPUs per instance, offer), ...)).
-BillingGroup = tuple[int, int, tuple[tuple[float, int, int, Offer], ...]]
+# Rows costed alike (same billing step, provider minimum and instance count), cheapest instance first: (step,
+# minimum, instances, ((instance $/hour, position in the list, offer), ...)).
+BillingGroup = tuple[int, int, int, tuple[tuple[float, int, Offer], ...]]
+# A bounded scan that has not stopped after this many rows is finished from the billing groups.
+SCAN_ROWS = 16
 
 
-def _group_by_billing(rows: Sequence[Row], minimum_s: Mapping[str, int]) -> tuple[BillingGroup, ...]:
-    groups: dict[tuple[int, int], list[tuple[float, int, int, Offer]]] = {}
+def _group_by_billing(rows: Sequence[Row], count: int, minimum_s: Mapping[str, int]) -> tuple[BillingGroup, ...]:
+    groups: dict[tuple[int, int, int], list[tuple[float, int, Offer]]] = {}
     for index, (_, per_hour, size, step, provider_id, offer) in enumerate(rows):
         minimum = minimum_s.get(provider_id, 0) if minimum_s else 0
-        groups.setdefault((step, minimum), []).append((per_hour, index, size, offer))
-    return tuple((step, minimum, tuple(sorted(members))) for (step, minimum), members in groups.items())
+        instances = 1 if size >= count else -(-count // size)
+        groups.setdefault((step, minimum, instances), []).append((per_hour, index, offer))
+    return tuple((*key, _first_of_each_price(sorted(members))) for key, members in groups.items())
 
 
-def _cheapest_of_all(groups: tuple[BillingGroup, ...], count: int, seconds: float) -> tuple[Offer | None, float]:
-    """What `_scan` returns unbounded (every row costed, the first of the cheapest wins), group by group: within
-    a group every row is billed the same time, so its cost grows with the instance price; a group is read only
-    while its costs tie with its cheapest."""
+def _first_of_each_price(members: list[tuple[float, int, Offer]]) -> tuple[tuple[float, int, Offer], ...]:
+    """Of the members at one instance price (same cost in a group), the first in the list's order: only it can
+    win (a market of copies holds dozens at each price)."""
+    out: list[tuple[float, int, Offer]] = []
+    for member in members:
+        if not out or member[0] != out[-1][0]:
+            out.append(member)
+    return tuple(out)
+
+
+def _cheapest_of_all(groups: tuple[BillingGroup, ...], seconds: float) -> tuple[Offer | None, float, int]:
+    """What `_scan` returns unbounded (every row costed, the first of the cheapest wins) and its position, group
+    by group: within a group every row is billed the same time for the same instances, so its cost grows with
+    the instance price; a group is read only while its costs tie with its cheapest."""
     best: Offer | None = None
     best_cost, best_index = math.inf, -1
-    for step, minimum, members in groups:
+    for step, minimum, instances, members in groups:
         billed = seconds if step <= 1 else math.ceil(seconds / step - 1e-9) * step
         if billed < minimum:
             billed = minimum
         floor = math.inf
-        for per_hour, index, size, offer in members:
-            cost = per_hour * (1 if size >= count else -(-count // size)) * billed
+        for per_hour, index, offer in members:
+            cost = per_hour * instances * billed
             if cost > floor:
                 break
             floor = cost
             if cost < best_cost or (cost == best_cost and index < best_index):
                 best, best_cost, best_index = offer, cost, index
-    return best, best_cost
+    return best, best_cost, best_index
 
 
 def cheapest_in(book: OfferBook, gpu_id: str, count: int, hours: float | None, *, spot: bool, rework: float,
@@ -164,11 +178,19 @@ def cheapest_in(book: OfferBook, gpu_id: str, count: int, hours: float | None, *
         bounded = not prefer_link or bool(linked_rows)
         if prefer_link and linked_rows:
             rows = linked_rows
-        elif not bounded:  # nothing linked: every capable offer is costed (a few per billing group suffice)
-            groups = book.billing_groups(gpu_id, tier, count, rows, minimum_s)
-            best, cost = _cheapest_of_all(groups, count, seconds)
-            return _pick(best, cost, hours)
-    best, cost = _scan(rows, count, seconds, bounded, minimum_s)
+    if not bounded:  # nothing linked: every capable offer is costed (a few per billing group suffice)
+        best, cost, _ = _cheapest_of_all(book.billing_groups(rows, count, minimum_s), seconds)
+        return _pick(best, cost, hours)
+    best, cost, stopped = _scan(rows[:SCAN_ROWS] if len(rows) > SCAN_ROWS else rows, count, seconds, True,
+                                minimum_s)
+    if stopped or len(rows) <= SCAN_ROWS:
+        return _pick(best, cost, hours)
+    # Still under its bound after SCAN_ROWS rows (hourly billing of a short job, instances larger than the plan):
+    # the cheapest of all rows is the scan's pick when it costs at least its own row's price floor, since the
+    # scan stops only at a row whose floor reaches the best cost so far (floors grow along the rows).
+    best, cost, index = _cheapest_of_all(book.billing_groups(rows, count, minimum_s), seconds)
+    if best is not None and cost < rows[index][0] * (count * seconds):
+        best, cost, _ = _scan(rows, count, seconds, True, minimum_s)
     return _pick(best, cost, hours)
 
 
@@ -179,16 +201,16 @@ def _pick(best: Offer | None, cost: float, hours: float | None) -> Pick:
 
 
 def _scan(rows: Sequence[Row], count: int, seconds: float, bounded: bool,
-          minimum_s: Mapping[str, int]) -> tuple[Offer | None, float]:
+          minimum_s: Mapping[str, int]) -> tuple[Offer | None, float, bool]:
     """The loop of rules.market.offers.cheapest over one group of rows, all able to provide the plan (same
     arithmetic, same first-cheapest tie rule); `bounded`: the best so far bounds the scan (False only for the
-    non-preferred fallback)."""
+    non-preferred fallback). Also whether the scan stopped at its bound before the end of `rows`."""
     floor_factor = count * seconds
     best: Offer | None = None
     best_cost = bound = math.inf
     for per_gpu, per_hour, size, step, provider_id, offer in rows:
         if per_gpu * floor_factor >= bound:
-            break
+            return best, best_cost, True
         billed = seconds if step <= 1 else math.ceil(seconds / step - 1e-9) * step
         if minimum_s and billed < minimum_s.get(provider_id, 0):
             billed = minimum_s[provider_id]
@@ -197,4 +219,4 @@ def _scan(rows: Sequence[Row], count: int, seconds: float, bounded: bool,
             best_cost, best = cost, offer
             if bounded:
                 bound = cost
-    return best, best_cost
+    return best, best_cost, False
