@@ -27,6 +27,7 @@ UNKNOWN = "?"
 _BABEL_LOCALE = {"zh-Hans": "zh_Hans_CN"}
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9.\-]*")
 _PLURAL = re.compile(r"^([a-z]*\d{3,4})s$")  # "3090s", "a100s" -> the card
+_SIZE_ONLY = re.compile(r"\d+(gb|g|go|gib)")  # "48gb": a memory size, not a GPU name
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,12 +89,12 @@ def fill_facts(entry: Entry, kb: KnowledgeBase, snapshot: Snapshot, language: st
 
 def find_gpu_mentions(text: str, snapshot: Snapshot) -> tuple[GpuMention, ...]:
     """GPUs named in the text: longest token runs first, resolved by the catalog's GPU index."""
-    tokens = list(_TOKEN.finditer(normalise_text(text)))
+    tokens = [_PLURAL.sub(r"\1", t.group()) for t in _TOKEN.finditer(normalise_text(text))]  # once per token
     mentions: list[GpuMention] = []
     i = 0
     while i < len(tokens):
         for size in range(min(MAX_SPAN_TOKENS, len(tokens) - i), 0, -1):
-            span = " ".join(_PLURAL.sub(r"\1", t.group()) for t in tokens[i : i + size])
+            span = " ".join(tokens[i : i + size])
             ids = _resolve_span(span, snapshot)
             if ids:
                 if all(ids != m.gpu_ids for m in mentions):
@@ -110,7 +111,7 @@ def _plausible_gpu_span(span: str) -> bool:
     compact = span.replace(" ", "")
     if compact.isdigit():
         return len(compact) >= 4  # "4090", "3090"; not "40" or "80"
-    if re.fullmatch(r"\d+(gb|g|go|gib)", compact):
+    if _SIZE_ONLY.fullmatch(compact):
         return False
     return any(ch.isdigit() for ch in span) or len(span) >= 4
 

@@ -8,6 +8,7 @@ a link preference (every offer scanned), billing minimums and multi-node capabil
 from __future__ import annotations
 
 import itertools
+from decimal import Decimal
 from dataclasses import replace
 
 from test_rules_offers import PROVIDERS, offer
@@ -71,3 +72,57 @@ def test_evaluate_with_the_book_is_the_same_verdict(snapshot):
         args = dict(gpus=snapshot.gpus, offers_by_gpu=snapshot.offers_by_gpu, providers=snapshot.providers,
                     tables=tables())
         assert evaluate(workload, **args, offer_book=book) == evaluate(workload, **args)
+
+
+def test_a_book_reused_with_other_providers_refilters_its_clusters():
+    """The book keeps each multi-node plan's capable offers per providers mapping: asked again with other
+    providers (the fabric cloud now a marketplace), it picks what the plain scan picks with those."""
+    offers_by_gpu = _by_gpu([offer("fabric", 8, "1.00"), offer("plain", 8, "0.90"), offer("aws", 8, "1.20")])
+    book = OfferBook.build(offers_by_gpu)
+    offers = offers_by_gpu["h100-sxm-80gb"]
+    without_fabric = {**PROVIDERS, "fabric": replace(PROVIDERS["fabric"], kind="marketplace")}
+    picks = []
+    for providers in (PROVIDERS, without_fabric, PROVIDERS):
+        kwargs = dict(spot=False, rework=0.0, providers=providers, minimum_s={}, prefer_link=False)
+        picked = cheapest_in(book, "h100-sxm-80gb", 16, 2.0, **kwargs)
+        assert picked == cheapest(offers, 16, 2.0, **kwargs)
+        picks.append(picked.offer.provider_id if picked.offer else None)
+    assert picks == ["fabric", "aws", "fabric"]
+
+
+def test_long_scans_pick_what_the_full_scan_picks_in_a_large_market(snapshot):
+    """A plan that prefers linked offers on a GPU with none costs every capable offer, and a scan still under
+    its bound after a few rows (hourly billing of short jobs) is finished from the cheapest of all rows: the
+    book does both per billing group. Over 20,000 offers (the bench's synthetic market: copies within ±10 %,
+    many equal prices), at job lengths on and just off whole billing steps, with minimums, one node and
+    several, it picks what the plain scan picks."""
+    from bot.bench.offers import scaled_offers
+
+    offers_by_gpu = _by_gpu(scaled_offers(snapshot, 20_000))
+    book = OfferBook.build(offers_by_gpu)
+    minimum_s = {**tables().billing_minimum_s, "lambda": 3600}
+    checked = 0
+    for gpu_id, offers in offers_by_gpu.items():
+        for count, hours, spot, prefer in itertools.product((1, 2, 3, 4, 8, 16, 24),
+                                                            (None, 1e-6, 0.25, 1.0, 2.0 + 1e-13, 7.3),
+                                                            (False, True), (False, True)):
+            kwargs = dict(spot=spot, rework=0.15, providers=snapshot.providers, minimum_s=minimum_s,
+                          prefer_link=prefer)
+            assert cheapest_in(book, gpu_id, count, hours, **kwargs) == cheapest(offers, count, hours, **kwargs), (
+                gpu_id, count, hours, spot, prefer)
+            checked += 1
+    assert checked > 1000
+
+
+def test_an_instance_priced_below_its_gpus_does_not_change_a_long_scan():
+    """The scan stops at the first offer whose per-GPU floor reaches the best cost so far. An offer listed at
+    an instance price below its GPUs' (inconsistent data) can lie beyond that stop and be cheaper: the plain scan
+    never reaches it, so the book, finishing a long scan from all rows, must not pick it either."""
+    hourly = [replace(offer("fabric", 1, f"{1 + i / 100:.2f}", increment_s=3600), region=f"r{i}") for i in range(40)]
+    odd = replace(offer("fabric", 1, "20.00"), usd_per_hour=Decimal("0.50"), region="odd")  # 1 GPU at $0.50/h
+    offers_by_gpu = _by_gpu(hourly + [odd])
+    book = OfferBook.build(offers_by_gpu)
+    kwargs = dict(spot=False, rework=0.0, providers=PROVIDERS, minimum_s={}, prefer_link=False)
+    picked = cheapest_in(book, "h100-sxm-80gb", 1, 0.1, **kwargs)
+    assert picked == cheapest(offers_by_gpu["h100-sxm-80gb"], 1, 0.1, **kwargs)
+    assert picked.offer is not None and picked.offer.region == "r0"

@@ -140,3 +140,20 @@ def test_common_hard_asks_get_a_plan_with_every_number(workload):
     for option in verdict.options:
         assert option.count >= 1 and option.memory.per_gpu_gib <= GPUS[option.gpu_id].vram_gb
         assert all(isinstance(s, str) and s for s in option.switches)
+
+
+def test_a_changed_setup_is_the_one_dataclasses_replace_makes():
+    """`changed` (the planner's fast copy) gives what `dataclasses.replace` gives, field by field: it breaks if
+    Setup gains a field it does not pass on (init=False, __post_init__ derivations)."""
+    import dataclasses
+
+    from rules.workload.setup import Setup, changed
+
+    base = resolve_setup(Workload(params_b=8.0, method="full"), method="full", gpus=2)
+    for field in dataclasses.fields(Setup):
+        value = getattr(base, field.name)
+        other = (not value if isinstance(value, bool) else value + 1 if isinstance(value, (int, float))
+                 else value + ("x",) if isinstance(value, tuple) else f"{value}-x")
+        assert changed(base, **{field.name: other}) == dataclasses.replace(base, **{field.name: other})
+        assert getattr(changed(base, **{field.name: other}), field.name) == other != value
+    assert changed(base) == base

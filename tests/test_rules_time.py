@@ -110,3 +110,16 @@ def test_time_error_over_all_published_rates(capsys):
     with capsys.disabled():
         print("\ntime:", ", ".join(f"{k} n={n} median {m:.1f} % p90 {p:.1f} %" for k, (n, m, p) in summary.items()))
     assert summary["all"][1] <= 20.0 and summary["held-out"][1] <= 20.0
+
+
+def test_a_changed_spec_under_the_same_id_is_timed_from_its_own_figures():
+    """The per-GPU rates are kept per GpuSpec object: a spec with the same id and twice the peak (a corrected
+    catalog row) takes half the compute time, and the original spec's hours are unchanged afterwards."""
+    gpu = GPUS["a100-sxm-80gb"]
+    faster = replace(gpu, bf16_dense_tflops=gpu.bf16_dense_tflops * 2)
+    setup = setup_for()
+    before = job_hours(1e9, LLAMA_8B.active_params_b, gpu, 1, setup, tables(), None, shape=LLAMA_8B)
+    doubled = job_hours(1e9, LLAMA_8B.active_params_b, faster, 1, setup, tables(), None, shape=LLAMA_8B)
+    again = job_hours(1e9, LLAMA_8B.active_params_b, gpu, 1, setup, tables(), None, shape=LLAMA_8B)
+    assert doubled == pytest.approx(before / 2, rel=1e-9)
+    assert again == before

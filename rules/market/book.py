@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rules.market.offers import GPUS_PER_NODE, Pick, can_provide, linked
 from rules.types import Offer, Provider
@@ -66,6 +66,15 @@ class OfferBook:
     """Every GPU's shelves by tier, built from a snapshot's `offers_by_gpu` (sorted by $/GPU-hour)."""
 
     shelves: Mapping[tuple[str, str], Shelf]
+    # Per (GPU, tier, multi-node count): the shelf's cluster rows that can make up the plan with the providers
+    # they were filtered with (`can_provide`), built on first use. At 100,000 offers most cluster rows of a
+    # popular GPU come from providers without a fabric and were tested again at every scan.
+    _clusters: dict[tuple[str, str, int], tuple[Mapping[str, Provider], tuple[Row, ...]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+    # Per (row list, count): its rows grouped by billing (`billing_groups`), with the list and the billing
+    # minimums they were grouped by; built on first use.
+    _groups: dict[tuple[int, int], tuple[tuple[Row, ...], Mapping[str, int], tuple[BillingGroup, ...]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def build(cls, offers_by_gpu: Mapping[str, Sequence[Offer]]) -> OfferBook:
@@ -81,6 +90,73 @@ class OfferBook:
     def shelf(self, gpu_id: str, tier: str) -> Shelf:
         return self.shelves.get((gpu_id, tier), EMPTY_SHELF)
 
+    def cluster(self, gpu_id: str, tier: str, count: int, providers: Mapping[str, Provider]) -> tuple[Row, ...]:
+        """The cluster rows (in price order) able to provide a plan of `count` (> 8) GPUs with `providers`."""
+        key = (gpu_id, tier, count)
+        found = self._clusters.get(key)
+        if found is None or found[0] is not providers:
+            rows = tuple(r for r in self.shelf(gpu_id, tier).cluster if can_provide(r[5], count, providers))
+            found = self._clusters[key] = (providers, rows)
+        return found[1]
+
+
+    def billing_groups(self, rows: tuple[Row, ...], count: int,
+                       minimum_s: Mapping[str, int]) -> tuple[BillingGroup, ...]:
+        """`rows` (one of this book's row lists) grouped by what decides a row's cost besides its instance price:
+        billing step, the provider's minimum and the instances a plan of `count` rents (built once per list)."""
+        key = (id(rows), count)
+        found = self._groups.get(key)
+        if found is None or found[0] is not rows or found[1] is not minimum_s:
+            found = self._groups[key] = (rows, minimum_s, _group_by_billing(rows, count, minimum_s))
+        return found[2]
+
+
+# Rows costed alike (same billing step, provider minimum and instance count), cheapest instance first: (step,
+# minimum, instances, ((instance $/hour, position in the list, offer), ...)).
+BillingGroup = tuple[int, int, int, tuple[tuple[float, int, Offer], ...]]
+# A bounded scan that has not stopped after this many rows is finished from the billing groups.
+SCAN_ROWS = 16
+
+
+def _group_by_billing(rows: Sequence[Row], count: int, minimum_s: Mapping[str, int]) -> tuple[BillingGroup, ...]:
+    groups: dict[tuple[int, int, int], list[tuple[float, int, Offer]]] = {}
+    for index, (_, per_hour, size, step, provider_id, offer) in enumerate(rows):
+        minimum = minimum_s.get(provider_id, 0) if minimum_s else 0
+        instances = 1 if size >= count else -(-count // size)
+        groups.setdefault((step, minimum, instances), []).append((per_hour, index, offer))
+    return tuple((*key, _first_of_each_price(sorted(members))) for key, members in groups.items())
+
+
+def _first_of_each_price(members: list[tuple[float, int, Offer]]) -> tuple[tuple[float, int, Offer], ...]:
+    """Of the members at one instance price (same cost in a group), the first in the list's order: only it can
+    win (a market of copies holds dozens at each price)."""
+    out: list[tuple[float, int, Offer]] = []
+    for member in members:
+        if not out or member[0] != out[-1][0]:
+            out.append(member)
+    return tuple(out)
+
+
+def _cheapest_of_all(groups: tuple[BillingGroup, ...], seconds: float) -> tuple[Offer | None, float, int]:
+    """What `_scan` returns unbounded (every row costed, the first of the cheapest wins) and its position, group
+    by group: within a group every row is billed the same time for the same instances, so its cost grows with
+    the instance price; a group is read only while its costs tie with its cheapest."""
+    best: Offer | None = None
+    best_cost, best_index = math.inf, -1
+    for step, minimum, instances, members in groups:
+        billed = seconds if step <= 1 else math.ceil(seconds / step - 1e-9) * step
+        if billed < minimum:
+            billed = minimum
+        floor = math.inf
+        for per_hour, index, offer in members:
+            cost = per_hour * instances * billed
+            if cost > floor:
+                break
+            floor = cost
+            if cost < best_cost or (cost == best_cost and index < best_index):
+                best, best_cost, best_index = offer, cost, index
+    return best, best_cost, best_index
+
 
 def cheapest_in(book: OfferBook, gpu_id: str, count: int, hours: float | None, *, spot: bool, rework: float,
                 providers: Mapping[str, Provider], minimum_s: Mapping[str, int], prefer_link: bool) -> Pick:
@@ -91,33 +167,50 @@ def cheapest_in(book: OfferBook, gpu_id: str, count: int, hours: float | None, *
     `cheapest` does when no offer of the preferred group ever sets its bound).
     """
     seconds = (hours if hours is not None else 1.0) * (1.0 + (rework if spot else 0.0)) * 3600.0
-    shelf = book.shelf(gpu_id, "spot" if spot else "on-demand")
+    tier = "spot" if spot else "on-demand"
     if count > GPUS_PER_NODE:
-        rows, bounded = shelf.cluster, True  # all NVLink-class; can_provide still decides per offer
+        # All NVLink-class and able to provide the plan: the rows `cheapest` skips with `can_provide` never set
+        # the bound, and the first row it stops at is at least as dear as every row after it.
+        rows, bounded = book.cluster(gpu_id, tier, count, providers), True
     else:
+        shelf = book.shelf(gpu_id, tier)
         rows, linked_rows = shelf.capable(count)
         bounded = not prefer_link or bool(linked_rows)
         if prefer_link and linked_rows:
             rows = linked_rows
-    best, cost = _scan(rows, count, seconds, bounded, providers, minimum_s)
+    if not bounded:  # nothing linked: every capable offer is costed (a few per billing group suffice)
+        best, cost, _ = _cheapest_of_all(book.billing_groups(rows, count, minimum_s), seconds)
+        return _pick(best, cost, hours)
+    best, cost, stopped = _scan(rows[:SCAN_ROWS] if len(rows) > SCAN_ROWS else rows, count, seconds, True,
+                                minimum_s)
+    if stopped or len(rows) <= SCAN_ROWS:
+        return _pick(best, cost, hours)
+    # Still under its bound after SCAN_ROWS rows (hourly billing of a short job, instances larger than the plan):
+    # the cheapest of all rows is the scan's pick when it costs at least its own row's price floor, since the
+    # scan stops only at a row whose floor reaches the best cost so far (floors grow along the rows).
+    best, cost, index = _cheapest_of_all(book.billing_groups(rows, count, minimum_s), seconds)
+    if best is not None and cost < rows[index][0] * (count * seconds):
+        best, cost, _ = _scan(rows, count, seconds, True, minimum_s)
+    return _pick(best, cost, hours)
+
+
+def _pick(best: Offer | None, cost: float, hours: float | None) -> Pick:
     if best is None:
         return Pick(None, None)
     return Pick(best, cost / 3600.0 if hours is not None else None)
 
 
-def _scan(rows: Sequence[Row], count: int, seconds: float, bounded: bool, providers: Mapping[str, Provider],
-          minimum_s: Mapping[str, int]) -> tuple[Offer | None, float]:
-    """The loop of rules.market.offers.cheapest over one group of rows (same arithmetic, same first-cheapest tie
-    rule); `bounded`: the best so far bounds the scan (False only for the non-preferred fallback)."""
+def _scan(rows: Sequence[Row], count: int, seconds: float, bounded: bool,
+          minimum_s: Mapping[str, int]) -> tuple[Offer | None, float, bool]:
+    """The loop of rules.market.offers.cheapest over one group of rows, all able to provide the plan (same
+    arithmetic, same first-cheapest tie rule); `bounded`: the best so far bounds the scan (False only for the
+    non-preferred fallback). Also whether the scan stopped at its bound before the end of `rows`."""
     floor_factor = count * seconds
     best: Offer | None = None
     best_cost = bound = math.inf
-    multinode = count > GPUS_PER_NODE
     for per_gpu, per_hour, size, step, provider_id, offer in rows:
         if per_gpu * floor_factor >= bound:
-            break
-        if multinode and not can_provide(offer, count, providers):
-            continue
+            return best, best_cost, True
         billed = seconds if step <= 1 else math.ceil(seconds / step - 1e-9) * step
         if minimum_s and billed < minimum_s.get(provider_id, 0):
             billed = minimum_s[provider_id]
@@ -126,4 +219,4 @@ def _scan(rows: Sequence[Row], count: int, seconds: float, bounded: bool, provid
             best_cost, best = cost, offer
             if bounded:
                 bound = cost
-    return best, best_cost
+    return best, best_cost, False

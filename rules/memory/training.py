@@ -61,8 +61,26 @@ QUANTISE_ON_INIT_FRAMEWORKS = ("torchtune",)
 QUANTISE_ON_INIT_UNTIL = "2024-07-16"
 
 
+# adapter_param_count by shape object, rank and targets: the planner asks for the same count for every GPU and
+# plan of a request (a Shape is immutable; the entry holds the shape, so its id is not reused while cached).
+_ADAPTER_COUNTS: dict[tuple[int, int, tuple[str, ...]], tuple[Shape, float]] = {}
+_ADAPTER_COUNTS_LIMIT = 1024
+
+
 def adapter_param_count(shape: Shape, rank: int, targets: tuple[str, ...]) -> float:
     """LoRA parameters: r·(d_in + d_out) per adapted matrix, per layer (MoE: per expert)."""
+    key = (id(shape), rank, targets)
+    found = _ADAPTER_COUNTS.get(key)
+    if found is not None and found[0] is shape:
+        return found[1]
+    if len(_ADAPTER_COUNTS) >= _ADAPTER_COUNTS_LIMIT:
+        _ADAPTER_COUNTS.clear()
+    total = _count_adapter_params(shape, rank, targets)
+    _ADAPTER_COUNTS[key] = (shape, total)
+    return total
+
+
+def _count_adapter_params(shape: Shape, rank: int, targets: tuple[str, ...]) -> float:
     h, kv, f = shape.hidden_size, shape.kv_dim, shape.intermediate_size
     dims = {"q": (h, h), "k": (h, kv), "v": (h, kv), "o": (h, h), "gate": (h, f), "up": (h, f),
             "down": (f, h)}

@@ -26,6 +26,7 @@ def switch_findings(option: Option, gpu: GpuSpec, space: CandidateSpace, shape: 
     limit = usable_gib(gpu, tables.headroom_fraction)
     out: list[Finding] = []
     before = space.candidate(option.count, ())
+    hours_before: float | None = None  # the previous step's hours after, carried over
     for index, switch in enumerate(option.switches):
         after = space.candidate(option.count, option.switches[: index + 1])
         if switch == "paged_optimizer" or after.setup.offload:  # state on the host: what this card holds
@@ -36,9 +37,11 @@ def switch_findings(option: Option, gpu: GpuSpec, space: CandidateSpace, shape: 
             "frameworks": ",".join(SWITCH_FRAMEWORKS.get(switch) or ("any",)),
         }
         if timed:
-            hours_before = plan_hours(REFERENCE_TOKENS, before, gpu, shape, tables, workload)
+            if hours_before is None:
+                hours_before = plan_hours(REFERENCE_TOKENS, before, gpu, shape, tables, workload)
             hours_after = plan_hours(REFERENCE_TOKENS, after, gpu, shape, tables, workload)
             numbers["slowdown_pct"] = round(100.0 * (hours_after / hours_before - 1.0), 1)
+            hours_before = hours_after
         out.append(Finding("plan.switch", "info", numbers))
         before = after
     return tuple(out)

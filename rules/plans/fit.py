@@ -11,7 +11,7 @@ from rules.memory.training import estimate_parts
 from rules.types import GpuSpec, Workload
 from rules.verdict import MemoryEstimate, Rejection
 from rules.plans.switches import OFFLOAD_ORDER, applicable, ladder, permission_for
-from rules.workload.setup import Setup, resolve_setup, with_switch
+from rules.workload.setup import Setup, changed, resolve_setup, with_switch
 from rules.workload.shapes import Shape
 
 NODE_COUNTS = (1, 2, 4, 8)
@@ -62,6 +62,9 @@ class CandidateSpace:
         self._bases: dict[int, Setup] = {}
         self._setups: dict[tuple[int, tuple[str, ...]], Setup] = {}  # ladder steps, built once each
         self._needs: dict[tuple[int, tuple[str, ...]], float] = {}
+        # A plan's setup and memory parts, computed once; the public estimate (band, breakdown) is made only
+        # for the plans a caller asks for (`candidate`): the fit search reads only the need.
+        self._parts: dict[tuple[int, tuple[str, ...]], tuple[Setup, MemoryParts]] = {}
         self._offload_steps: dict[int, list[tuple[str, ...]]] = {}
         # fit_gpu results by what a fit depends on (VRAM, headroom, whether cards may span nodes, counts):
         # GPUs sharing those (every 80 GB data-centre card) share one search.
@@ -77,11 +80,11 @@ class CandidateSpace:
         setup = resolve_setup(self._workload, method=self._method, gpus=count, family=self._family)
         if count > 1 and self._workload.sharding is None:
             if setup.method == "inference":
-                setup = replace(setup, sharding="tensor_parallel")
+                setup = changed(setup, sharding="tensor_parallel")
             elif setup.is_diffusion:
-                setup = replace(setup, sharding="fsdp")  # FSDP shards the denoiser (diffusers/accelerate, SimpleTuner)
+                setup = changed(setup, sharding="fsdp")  # FSDP shards the denoiser (diffusers/accelerate, SimpleTuner)
             else:
-                setup = replace(setup, sharding="zero3" if setup.framework == "deepspeed" else "fsdp")
+                setup = changed(setup, sharding="zero3" if setup.framework == "deepspeed" else "fsdp")
         return setup
 
     def ladders(self, count: int) -> list[tuple[str, ...]]:
@@ -113,14 +116,18 @@ class CandidateSpace:
         return out
 
     def need(self, count: int, switches: tuple[str, ...]) -> float:
-        """Per-GPU need (GiB) of one plan, computed on first use (the fit search reads only these)."""
+        """Per-GPU need (GiB) of one plan, computed on first use (the fit search reads only these).
+
+        The candidate's `estimate.per_gpu_gib` (the device peak to 3 decimals) or, when paged optimizer state
+        may page out (an offload step), its `fixed_gib`; from the parts, without building the estimate.
+        """
         key = (count, switches)
         found = self._needs.get(key)
         if found is None:
-            candidate = self.candidate(count, switches)
-            # Paged optimizer state must fit too, unless the plan lets it page out (an offload step).
-            paging = "paged_optimizer" in switches or candidate.setup.offload
-            found = self._needs[key] = candidate.fixed_gib if paging else candidate.estimate.per_gpu_gib
+            setup, parts = self._setup_parts(key)
+            per_gpu = round(parts.device_peak, 3)
+            paging = "paged_optimizer" in switches or setup.offload
+            found = self._needs[key] = round(per_gpu - parts.paged, 3) if paging else per_gpu
         return found
 
     def full_need(self, count: int) -> float:
@@ -130,12 +137,18 @@ class CandidateSpace:
     def candidate(self, count: int, switches: tuple[str, ...]) -> Candidate:
         key = (count, switches)
         if key not in self._cache:
-            setup = self._setups.get(key) or self._setup_off_ladder(count, switches)
-            parts = self.parts(setup)
+            setup, parts = self._setup_parts(key)
             estimate = to_estimate(parts, setup, widen=self._widen)
             fixed = estimate.per_gpu_gib - parts.paged
             self._cache[key] = Candidate(count, switches, setup, estimate, parts, round(fixed, 3))
         return self._cache[key]
+
+    def _setup_parts(self, key: tuple[int, tuple[str, ...]]) -> tuple[Setup, MemoryParts]:
+        found = self._parts.get(key)
+        if found is None:
+            setup = self._setups.get(key) or self._setup_off_ladder(*key)
+            found = self._parts[key] = (setup, self.parts(setup))
+        return found
 
     def on_device(self, candidate: Candidate, usable_gib: float) -> Candidate:
         """The candidate on a card with `usable_gib`: pageable optimizer state beyond it lives on the host."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from rules.market.book import OfferBook, cheapest_in
 from rules.market.cost import offer_cost
-from rules.market.offers import SHARDED, cheapest, price_findings
+from rules.market.offers import GPUS_PER_NODE, SHARDED, cheapest, price_findings
 from rules.memory.training import trainable_params
 from rules.plans.fit import Candidate, CandidateSpace, Fit, fit_gpu
 from rules.plans.guidance import option_findings
@@ -36,16 +36,21 @@ class Search:
 
 def score_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Workload,
                  shape: Shape, tables: RuleTables, providers: Mapping[str, Provider],
-                 book: OfferBook | None = None) -> Scored:
-    """The option (exact Decimal cost filled in later, for shown options only) and its ranking numbers."""
+                 book: OfferBook | None = None, *, known_hours: float | None = None) -> Scored:
+    """The option (exact Decimal cost filled in later, for shown options only) and its ranking numbers.
+
+    `known_hours`: the plan's hours for the workload's dataset when the caller has already worked them out."""
     candidate = fit.candidate
     assert candidate is not None
     setup = candidate.setup
     tokens = dataset_tokens(workload, setup)
     timed = setup.timed
     hours = ref_hours = None
+    if timed and tokens is not None:
+        hours = known_hours
+        if hours is None:
+            hours = plan_hours(tokens, candidate, gpu, shape, tables, workload)
     if timed:
-        hours = plan_hours(tokens, candidate, gpu, shape, tables, workload) if tokens is not None else None
         ref_hours = hours if hours is not None else plan_hours(REFERENCE_TOKENS, candidate, gpu, shape, tables,
                                                                 workload)
     rework = tables.spot_rework_fraction
@@ -128,11 +133,27 @@ def _scale_for_deadline(first: Scored, fit: Fit, gpu: GpuSpec, space: CandidateS
     """More GPUs of the same type until the job meets the deadline (the smallest such count), else the first plan."""
     assert fit.candidate is not None and work.deadline_hours is not None
     host_ram = tables.training.host_ram_gib_per_gpu.get(gpu.segment, float("inf"))
-    for count in (c for c in counts if c > fit.candidate.count):
+    # Counts beyond one node are never a plan on a card limited to one (fit_gpu rejects them without a search).
+    one_node = gpu.segment == "consumer" or not gpu.multinode_fabric
+    for count in (c for c in counts if c > fit.candidate.count and (c <= GPUS_PER_NODE or not one_node)):
         larger = fit_gpu(gpu, space, (count,), tables.headroom_fraction, host_ram_gib=host_ram)
         if larger.candidate is None:
             continue
-        option = score_option(larger, gpu, offers, work, shape, tables, providers, book)
+        hours = _hours_within_deadline(larger.candidate, gpu, work, shape, tables)
+        if hours is None:
+            continue  # priced only when it keeps to the deadline: the hours alone decide
+        option = score_option(larger, gpu, offers, work, shape, tables, providers, book, known_hours=hours)
         if option.hours is not None and option.hours <= work.deadline_hours:
             return option
     return first
+
+
+def _hours_within_deadline(candidate: Candidate, gpu: GpuSpec, work: Workload, shape: Shape,
+                           tables: RuleTables) -> float | None:
+    """The plan's hours when `score_option` would find them within the deadline (rounded as it rounds), else None."""
+    assert work.deadline_hours is not None
+    tokens = dataset_tokens(work, candidate.setup)
+    if not candidate.setup.timed or tokens is None:
+        return None
+    hours = plan_hours(tokens, candidate, gpu, shape, tables, work)
+    return hours if round(hours, 3) <= work.deadline_hours else None

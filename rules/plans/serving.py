@@ -61,6 +61,26 @@ class ServingSpace:
         # 80 GB data-centre card shares one search. A tokens/s target makes the outcome per GPU.
         self.fits: dict[tuple[object, ...], tuple[int, str] | None] = {}
         self._work: dict[tuple[int, int], DecodeWork] = {}  # by (id of a memoised setup, batch)
+        # The precision ladder and the valid counts by what they read of a GPU (most cards share them).
+        self._ladders: dict[tuple[object, ...], tuple[str, ...]] = {}
+        self._counts: dict[tuple[object, ...], tuple[int, ...]] = {}
+
+    def ladder(self, gpu: GpuSpec, engine: str) -> tuple[str, ...]:
+        """`rules.workload.serving.ladder` for this workload: it reads the GPU's FP8 and BF16 support, vendor and
+        architecture only."""
+        key = (engine, gpu.fp8_support, gpu.bf16_support, gpu.vendor, gpu.architecture)
+        found = self._ladders.get(key)
+        if found is None:
+            found = self._ladders[key] = ladder(self.workload, self.shape, gpu, engine)
+        return found
+
+    def valid_counts(self, gpu: GpuSpec, engine: str, counts: tuple[int, ...]) -> tuple[int, ...]:
+        """`valid_counts` for this shape: it reads the GPU's segment and multi-node fabric only."""
+        key = (engine, gpu.segment, bool(gpu.multinode_fabric), counts)
+        found = self._counts.get(key)
+        if found is None:
+            found = self._counts[key] = valid_counts(gpu, self.shape, engine, counts)
+        return found
 
     def engine(self, gpu: GpuSpec) -> str:
         return pick_engine(self.workload, self.method, gpu)
@@ -140,12 +160,12 @@ def meets_target(workload: Workload, rate: Rate) -> bool:
     return rate.output_tokens_per_s_per_user >= workload.tokens_per_s
 
 
-def fit_serving(gpu: GpuSpec, space: ServingSpace, counts: Sequence[int]) -> ServingPlan | Rejection:
+def fit_serving(gpu: GpuSpec, space: ServingSpace, counts: tuple[int, ...]) -> ServingPlan | Rejection:
     """Fewest cards first, then the least-quantised precision that fits (and meets a tokens/s target);
     else why not: the need per GPU with the most compressed precision on the most cards allowed."""
     engine = space.engine(gpu)
-    allowed = valid_counts(gpu, space.shape, engine, counts)
-    steps = ladder(space.workload, space.shape, gpu, engine)
+    allowed = space.valid_counts(gpu, engine, counts)
+    steps = space.ladder(gpu, engine)
     large, unified = is_large_card(gpu), bool(getattr(gpu, "unified_memory", False))
     has = limit_gib(gpu, engine, space.tables.headroom_fraction)
     key = (engine, large, unified, has, allowed, steps, gpu.id if space.workload.tokens_per_s else None)

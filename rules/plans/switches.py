@@ -37,6 +37,7 @@ get it):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rules.types import Workload
@@ -116,27 +117,36 @@ def applicable(switch: str, setup: Setup, permission: Permission) -> bool:
 
 
 def _saves(switch: str, setup: Setup) -> bool:
-    full = setup.method in _FULL
-    llm = not setup.is_diffusion
-    checks = {
-        "cache_latents": setup.is_diffusion and not setup.cache_latents and not setup.text_encoder_training,
-        "checkpointing": setup.checkpointing == "none",
-        "chunked_loss": llm and setup.logits not in _CHEAP_LOSSES,
-        "8bit_optimizer": full and setup.optimizer in ("adamw", "paged_adamw"),
-        "paged_optimizer": llm and full and not setup.offload
-        and setup.optimizer in ("adamw", "adamw8bit", "paged_adamw8bit", "paged_adamw"),
-        "optimizer_in_backward": llm and full and setup.recipe in ("mixed", "bf16"),
-        "activation_offload": setup.checkpointing == "full",
-        # Gradient accumulation keeps the effective batch; it cannot run with the step fused into backward.
-        "micro_batch": setup.batch_size > 1 and setup.recipe != "bf16_in_backward",
-        "fp8_base": setup.is_diffusion and setup.uses_adapters and setup.weight_format in ("bf16", "fp16"),
-        "qlora": setup.method == "lora",
-        "context_parallel": (llm and setup.gpus > 1 and setup.context_parallel == 1
-                             and setup.seq_len >= CONTEXT_PARALLEL_MIN_SEQ),
-        "offload": not setup.offload,
-        "nvme_offload": not setup.offload or setup.offload_target != "nvme",
-    }
-    return checks[switch]
+    return _SAVES[switch](setup)
+
+
+def _llm(setup: Setup) -> bool:
+    return not setup.is_diffusion
+
+
+def _full(setup: Setup) -> bool:
+    return setup.method in _FULL
+
+
+# Whether each switch saves memory on a setup; one check per switch, evaluated only for that switch.
+_SAVES: dict[str, Callable[[Setup], bool]] = {
+    "cache_latents": lambda s: s.is_diffusion and not s.cache_latents and not s.text_encoder_training,
+    "checkpointing": lambda s: s.checkpointing == "none",
+    "chunked_loss": lambda s: _llm(s) and s.logits not in _CHEAP_LOSSES,
+    "8bit_optimizer": lambda s: _full(s) and s.optimizer in ("adamw", "paged_adamw"),
+    "paged_optimizer": lambda s: (_llm(s) and _full(s) and not s.offload
+                                  and s.optimizer in ("adamw", "adamw8bit", "paged_adamw8bit", "paged_adamw")),
+    "optimizer_in_backward": lambda s: _llm(s) and _full(s) and s.recipe in ("mixed", "bf16"),
+    "activation_offload": lambda s: s.checkpointing == "full",
+    # Gradient accumulation keeps the effective batch; it cannot run with the step fused into backward.
+    "micro_batch": lambda s: s.batch_size > 1 and s.recipe != "bf16_in_backward",
+    "fp8_base": lambda s: s.is_diffusion and s.uses_adapters and s.weight_format in ("bf16", "fp16"),
+    "qlora": lambda s: s.method == "lora",
+    "context_parallel": lambda s: (_llm(s) and s.gpus > 1 and s.context_parallel == 1
+                                   and s.seq_len >= CONTEXT_PARALLEL_MIN_SEQ),
+    "offload": lambda s: not s.offload,
+    "nvme_offload": lambda s: not s.offload or s.offload_target != "nvme",
+}
 
 
 def ladder(setup: Setup, permission: Permission, order: tuple[str, ...] = SWITCH_ORDER

@@ -4,6 +4,8 @@ and what the memory savers cost (measured ratios, host traffic of offloaded or p
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from rules.tables import RuleTables
 from rules.types import GpuSpec, Workload
@@ -27,6 +29,7 @@ SATURATION_TOKENS = 1024
 # Host link generation by architecture: PCIe 5.0 from Hopper and Blackwell (H100/H200/B200 datasheets,
 # RTX 50 series), AMD CDNA 3 (MI300X: PCIe 5.0); earlier cards PCIe 4.0 (A100, Ada, Ampere).
 PCIE5_ARCHITECTURES = ("hopper", "blackwell", "cdna 3", "cdna 4")
+_FP8_METHODS = ("full", "pretrain")
 
 
 def flops_per_token(active_params_b: float, setup: Setup, shape: Shape | None = None) -> float:
@@ -57,7 +60,7 @@ def attention_flops_per_token(shape: Shape, setup: Setup) -> float:
 def uses_fp8(gpu: GpuSpec, setup: Setup, precision: str | None) -> bool:
     """FP8 compute: asked for, on a GPU with FP8 tensor cores, in a framework that trains in FP8, full training."""
     return bool(precision == "fp8" and gpu.fp8_support and gpu.fp8_dense_tflops
-                and setup.framework in FP8_FRAMEWORKS and setup.method in ("full", "pretrain"))
+                and setup.framework in FP8_FRAMEWORKS and setup.method in _FP8_METHODS)
 
 
 def peak_tflops(gpu: GpuSpec, setup: Setup, precision: str | None) -> tuple[float, bool]:
@@ -98,13 +101,51 @@ def gpu_class(gpu: GpuSpec) -> str:
 
 def mfu_for(gpu: GpuSpec, setup: Setup, tables: RuleTables) -> float:
     method = {"pretrain": "full"}.get(setup.method, setup.method)
-    row = tables.mfu.get(gpu_class(gpu)) or tables.mfu[gpu.segment]
-    return row[method]
+    return gpu_rates(gpu, tables).mfu_row[method]
 
 
 def host_link_gbs(gpu: GpuSpec, tables: RuleTables) -> float:
     """Achieved host <-> GPU copy bandwidth (GB/s) for the card's PCIe generation."""
     return tables.training.host_link_gbs["pcie5" if _pcie5(gpu.architecture) else "pcie4"]
+
+
+@dataclass(frozen=True, slots=True)
+class GpuRates:
+    """What the time model reads of one GPU under the rule tables (the functions above), worked out once."""
+
+    gpu: GpuSpec
+    tables: RuleTables
+    peak_flops: float  # dense BF16 (else FP16) tensor peak, FLOP/s
+    fp8_capable: bool  # FP8 tensor cores with a published FP8 peak (uses_fp8 adds the run's conditions)
+    mfu_row: Mapping[str, float]  # utilisation by method for the GPU's class (else its segment)
+    attention_utilisation: float | None  # the class's attention utilisation, None when the tables have none
+    host_link_gbs: float
+    collective_link_gbs: float  # what collectives cross: half the scale-up link's bidirectional GB/s, else PCIe
+
+
+# GpuRates by GPU id, for the GpuSpec and tables objects they were made from (a catalog's specs are immutable
+# and live as long as its snapshot; a new object under the same id is worked out again).
+_RATES: dict[str, GpuRates] = {}
+_RATES_LIMIT = 4096
+
+
+def gpu_rates(gpu: GpuSpec, tables: RuleTables) -> GpuRates:
+    found = _RATES.get(gpu.id)
+    if found is None or found.gpu is not gpu or found.tables is not tables:
+        if len(_RATES) >= _RATES_LIMIT:
+            _RATES.clear()
+        found = _RATES[gpu.id] = _work_out_rates(gpu, tables)
+    return found
+
+
+def _work_out_rates(gpu: GpuSpec, tables: RuleTables) -> GpuRates:
+    klass = gpu_class(gpu)
+    host = host_link_gbs(gpu, tables)
+    # A scale-up link with no published bandwidth (0 in the catalog) is costed as the host link.
+    link = gpu.scaleup_bw_gbs / 2 if gpu.has_nvlink_class_link and gpu.scaleup_bw_gbs > 0 else host
+    return GpuRates(gpu, tables, (gpu.bf16_dense_tflops or gpu.fp16_dense_tflops) * 1e12,
+                    bool(gpu.fp8_support and gpu.fp8_dense_tflops), tables.mfu.get(klass) or tables.mfu[gpu.segment],
+                    tables.training.attention_utilisation.get(klass), host, link)
 
 
 @functools.lru_cache(maxsize=256)
@@ -124,7 +165,7 @@ def host_seconds_per_step(setup: Setup, gpu: GpuSpec, count: int, host_gib: floa
     """
     if host_gib <= 0:
         return 0.0
-    link = host_link_gbs(gpu, tables) * 1e9
+    link = gpu_rates(gpu, tables).host_link_gbs * 1e9
     host_bytes = host_gib * 2**30
     if not setup.offload:
         return host_bytes / link  # paged optimizer state: in and out once per step, full duplex
@@ -173,10 +214,7 @@ def comm_seconds_per_step(gpu: GpuSpec, count: int, setup: Setup, params_b: floa
     else:
         volume = 2 * trainable_b * grad_b * 1e9 * ring
     training = tables.training
-    # A scale-up link with no published bandwidth (0 in the catalog) is costed as the host link.
-    link = (gpu.scaleup_bw_gbs / 2 if gpu.has_nvlink_class_link and gpu.scaleup_bw_gbs > 0
-            else host_link_gbs(gpu, tables))
-    bandwidth = link * training.link_efficiency
+    bandwidth = gpu_rates(gpu, tables).collective_link_gbs * training.link_efficiency
     if count > 8:
         bandwidth = min(bandwidth, training.fabric_gbs * training.link_efficiency)
     return volume / (bandwidth * 1e9)
@@ -187,10 +225,13 @@ def job_hours(tokens: float, active_params_b: float, gpu: GpuSpec, count: int, s
               host_gib: float = 0.0, trainable_b: float = 0.0, shape: Shape | None = None) -> float:
     """Wall-clock hours: per micro-step, compute (FLOPs / (dense peak · utilisation · FP8 speed-up)) or the
     collectives, whichever is longer (FSDP overlaps them), x the measured switch ratios, plus host traffic."""
-    tflops, fp8 = peak_tflops(gpu, setup, precision)
-    mfu = mfu_for(gpu, setup, tables) * saturation(setup.batch_size * setup.seq_len / max(setup.context_parallel, 1))
+    rates = gpu_rates(gpu, tables)
+    fp8 = (rates.fp8_capable and precision == "fp8" and setup.framework in FP8_FRAMEWORKS
+           and setup.method in _FP8_METHODS)  # uses_fp8
+    method = "full" if setup.method == "pretrain" else setup.method
+    mfu = rates.mfu_row[method] * saturation(setup.batch_size * setup.seq_len / max(setup.context_parallel, 1))
     training = tables.training
-    rate = tflops * 1e12 * mfu * training.framework_speed.get(setup.framework, 1.0)
+    rate = rates.peak_flops * mfu * training.framework_speed.get(setup.framework, 1.0)
     if setup.compile:
         rate *= training.compile_speedup
     micro_tokens = setup.batch_size * setup.seq_len * max(count // max(setup.context_parallel, 1), 1)
@@ -198,7 +239,8 @@ def job_hours(tokens: float, active_params_b: float, gpu: GpuSpec, count: int, s
     # FP8 speeds up the linear layers (Float8Linear / Transformer Engine); attention stays in BF16 and runs
     # at its own utilisation (FlashAttention), lower again when a ring spreads it over 4+ GPUs.
     attention = attention_flops_per_token(shape, setup) if shape is not None else 0.0
-    attention_rate = tflops * 1e12 * min(mfu, training.attention_utilisation.get(gpu_class(gpu), mfu))
+    utilisation = rates.attention_utilisation
+    attention_rate = rates.peak_flops * min(mfu, utilisation if utilisation is not None else mfu)
     if setup.context_parallel >= 4:
         attention_rate *= training.ring_attention_efficiency
     dense = flops_per_token(active_params_b, setup) / (training.fp8_speedup if fp8 else 1.0)
