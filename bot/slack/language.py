@@ -56,6 +56,6 @@ def reply_language(
     client: WebClient, services: Services, *, text: str, team_id: str, user_id: str
 ) -> str:
     """The question's own language wins; otherwise the user's language."""
-    return question_language(text) or user_language(
+    return question_language(text, services.current_snapshot()) or user_language(
         client, services, team_id=team_id, user_id=user_id
     )
