@@ -97,8 +97,9 @@ def test_home_shows_each_problem_in_korean(h: Harness) -> None:
     assert "⚠ <#C0OTHER>: 채널이 보관되었습니다." in text
     assert f"⚠ 알림 #{alert.id}: 이 워크스페이스에 대한 앱 권한이 취소되었습니다." in text
     # The user's own digests, in Korean, each with its problem; a healthy one without.
-    assert "<#C0MINE>: 매일 09:00 UTC, ≥5% 및 $0.05, 모든 GPU — ⚠ 이 채널의 멤버가 아닙니다." in text
-    assert "<#C0FINE>: 매일 09:00 UTC, ≥5% 및 $0.05, 모든 GPU\n" in text + "\n"
+    # (money as Korean CLDR writes US dollars: "US$0.05", through Babel like every card)
+    assert "<#C0MINE>: 매일 09:00 UTC, ≥5% 및 US$0.05, 모든 GPU — ⚠ 이 채널의 멤버가 아닙니다." in text
+    assert "<#C0FINE>: 매일 09:00 UTC, ≥5% 및 US$0.05, 모든 GPU\n" in text + "\n"
     assert "C0OTHER>: 매일" not in text
     assert "not_in_channel" not in text and "is_archived" not in text  # codes are worded, not shown raw
 

@@ -12,6 +12,7 @@ from bot.render.messages import LANGUAGES, normalise_language
 
 CommandKind = Literal["lang", "digest", "alert", "ask"]
 AUTO = "auto"  # `/gpu lang auto`: forget the override, detect again
+LANGUAGE_CHOICES = LANGUAGES  # what `/gpu lang` offers, in this order
 DIGEST_SUBCOMMANDS = frozenset({"digest", "alert"})
 # Command words are syntax, not the user's language: `/gpu price 4090` from a Japanese user is
 # Japanese. Digest, alert and lang arguments are all syntax ("daily 9:00"), so only the user's language counts.

@@ -5,11 +5,10 @@ from __future__ import annotations
 from slack_bolt import App, BoltContext, Respond
 from slack_sdk import WebClient
 
-from bot.answer.commands import AUTO, answer_language_command, read_command, shareable
+from bot.answer.commands import AUTO, LANGUAGE_CHOICES, answer_language_command, read_command, shareable
 from bot.slack.conversation import clean_text
 from bot.slack.delivery import body_of, with_share_button
 from bot.slack.digest_bridge import digest_command
-from bot.render.messages import LANGUAGES
 from bot.slack.language import language_setting, reply_language
 from bot.slack.listeners.lazy import register_lazy
 from bot.slack.notices import Message, language_name, notices_message
@@ -58,6 +57,6 @@ def set_language(client: WebClient, services: Services, team_id: str, user_id: s
         once_more(save_user_pref,
             services.engine, team_id=team_id, user_id=user_id, language_override=decided.store,
         )
-    choices = ", ".join(f"`{t}` {language_name(t)}" for t in LANGUAGES) + f", `{AUTO}`"
+    choices = ", ".join(f"`{t}` {language_name(t)}" for t in LANGUAGE_CHOICES) + f", `{AUTO}`"
     named = {k: language_name(v) if k in ("language", "slack") else v for k, v in decided.params.items()}
     return notices_message(decided.language, decided.keys, choices=choices, **named)
