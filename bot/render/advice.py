@@ -137,16 +137,16 @@ def bars(view: RecommendationView, f: Formatter, gpu: GpuSpec | None) -> str:
 
 def plan_text(option: Option, f: Formatter) -> str:
     """"one GPU", "ZeRO-3", "FSDP · 2 nodes · gradient checkpointing"."""
-    parts = [f.messages.plain("plan.single")] if option.count == 1 else [_sharding(option.sharding)]
+    parts = [f.messages.plain("plan.single")] if option.count == 1 else [_sharding(option.sharding, f)]
     if option.nodes > 1:
         parts.append(f.messages.plain("plan.nodes", nodes=option.nodes))
     parts.extend(f.messages.plain(f"switch.{s}") if f.messages.has(f"switch.{s}") else s for s in option.switches)
     return " · ".join(p for p in parts if p)
 
 
-def _sharding(sharding: str) -> str:
-    names = {"none": "", "ddp": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP"}
-    return names.get(sharding, sharding)
+def _sharding(sharding: str, f: Formatter) -> str:
+    """"FSDP", "ZeRO-3", "tensor parallel" in the locale's words; nothing for an unsharded plan."""
+    return "" if sharding == "none" else format_number("sharding", sharding, f)
 
 
 def option_lines(view: RecommendationView, f: Formatter) -> list[str]:

@@ -61,10 +61,19 @@ def precision_label(precision: str, f: Formatter) -> str:
     return precision.upper() if len(precision) <= 5 else precision
 
 
+# Engine fields whose values are codes with words in the locales (`value.<field>.<code>`): a code without them
+# would reach a card as the engine spells it ("hf", "tensor_parallel"), so it is logged (the contract test
+# tests/test_engine_terms.py lists every code the engine has).
+CODED_FIELDS = frozenset({"framework", "recipe", "optimizer", "engine", "sharding", "grad_checkpointing", "family",
+                          "memory_basis"})
+
+
 def _format_text(name: str, value: str, f: Formatter) -> str:
     """Codes inside numbers (switch lists, methods, weight formats) in the locale's words; anything else as given."""
-    if name in ("precision", "quantization") or name.endswith("_precision"):
+    if name in ("precision", "quantization", "kv_cache_dtype") or name.endswith("_precision"):
         return precision_label(value, f)
+    if name == "lora_targets":  # module names (q, v, gate ...) are code names, listed the locale's way
+        return f.messages.plain("common.list_sep").join(t for t in value.split(",") if t)
     if name == "switch" and f.messages.has(f"switch.{value}"):
         return f.messages.plain(f"switch.{value}")
     if f.messages.has(f"value.{name}.{value}"):  # codes with words of their own (constraint, price basis)
@@ -74,6 +83,8 @@ def _format_text(name: str, value: str, f: Formatter) -> str:
             f.messages.plain(f"switch.{s}") if f.messages.has(f"switch.{s}") else s for s in value.split(",") if s)
     if name == "method" and f.messages.has(f"method.{value}"):
         return f.messages.plain(f"method.{value}")
+    if name in CODED_FIELDS:
+        log.warning("no words for %s %r in %s", name, value, f.messages.language)
     return value
 
 
