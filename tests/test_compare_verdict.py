@@ -132,3 +132,36 @@ def test_a_fit_figure_names_the_safety_margin_from_the_rule_tables(snapshot: Any
         usable, margin = vram * (1 - headroom), vram * headroom
         assert line.usable_gib == pytest.approx(usable, abs=0.05)
         assert f"{usable:.1f} GiB usable" in text and f"{margin:.1f} GiB of the {vram:g} GB kept free as safety margin" in text
+
+
+# --- the safety margin wherever a fit figure is shown ----------------------------------------------------------
+
+
+def test_a_need_the_card_seems_to_hold_says_the_rest_is_the_safety_margin() -> None:
+    """The issue's case: "needs 78.1 of 80" read as a contradiction until the kept-free margin is named."""
+    from bot.render.findings import reject_text
+    from bot.render.formats import Formatter
+
+    f = Formatter(Messages.for_language("en"))
+    numbers = {"needed_gib": 78.1, "has_gib": 80, "usable_gib": 76.0, "gpus": 1}
+    text = reject_text("fit.vram", numbers, f, gpu="H100 SXM 80GB")
+    assert "78.1 GiB" in text and "76.0 GiB usable" in text and "4.0 GiB is kept free as safety margin" in text
+    over = reject_text("fit.vram", {**numbers, "needed_gib": 145.1}, f, gpu="H100 SXM 80GB")
+    assert "safety margin" not in over  # more than the whole card: nothing to explain
+    de = reject_text("fit.vram", numbers, Formatter(Messages.for_language("de")), gpu="H100 SXM 80GB")
+    assert "76,0 GiB" in de and "Sicherheitsreserve" in de
+
+
+def test_the_engine_reports_the_usable_memory_behind_a_pinned_answer(snapshot: Any) -> None:
+    from bot.answer.advice import evaluate
+
+    headroom = load_rule_tables().headroom_fraction
+    verdict = evaluate(Workload(params_b=70, method="full", gpu="rtx-4090", gpus=1), snapshot)
+    pinned = next(x for x in verdict.findings if x.code == "fit.pinned")
+    vram = snapshot.gpus["rtx-4090"].vram_gb
+    assert pinned.outcome == "fail" and pinned.numbers["usable_gib"] == pytest.approx(vram * (1 - headroom), abs=0.05)
+    fitted = evaluate(Workload(params_b=1, method="lora", gpu="rtx-4090", gpus=1), snapshot)
+    passed = next(x for x in fitted.findings if x.code == "fit.pinned")
+    assert passed.outcome == "pass" and passed.numbers["usable_gib"] == pytest.approx(vram * (1 - headroom), abs=0.05)
+    reply = answer("lora on a 1B model on my rtx 4090", snapshot=snapshot, lang="en", now=NOW)
+    assert f"{vram * (1 - headroom):.1f} GiB usable" in _text(reply) and "safety margin" in _text(reply)

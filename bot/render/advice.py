@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.render.filters import format_table, text_bar
-from bot.render.findings import coded_text, format_number, reject_text
+from bot.render.findings import coded_text, format_number, reject_text, with_margin
 from bot.render.formats import Formatter
 from bot.render.market import offer_label
 from rules.types import GpuSpec, Provider
@@ -75,8 +75,9 @@ def pinned_line(view: RecommendationView, f: Formatter) -> str:
         return ""
     numbers = finding.numbers
     key = "rec.pinned.pass" if finding.outcome == "pass" else "rec.pinned.fail"
-    return f.messages.text(key, count=numbers["gpus"], gpu=gpu_name(view, str(numbers["gpu"])),
+    line = f.messages.text(key, count=numbers["gpus"], gpu=gpu_name(view, str(numbers["gpu"])),
                            needed_gib=f.gib(float(numbers["needed_gib"])), has_gib=f.gib(float(numbers["has_gib"])))
+    return with_margin(line, numbers, f)
 
 
 def verdict_line(view: RecommendationView, f: Formatter) -> str:

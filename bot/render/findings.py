@@ -113,6 +113,23 @@ def coded_text(prefix: str, code: str, numbers: Mapping[str, Any], f: Formatter,
 
 
 def reject_text(code: str, numbers: Mapping[str, Any], f: Formatter, *, gpu: str) -> str:
-    """A rejection as a sentence; older rejections without the GPU count read as the count tried."""
+    """A rejection as a sentence; older rejections without the GPU count read as the count tried. A need set
+    against the card's memory says how much of it is usable and that the rest is the safety margin."""
     filled = {"gpus": numbers.get("max_gpus_tried", 1), **numbers}
-    return coded_text("reject", code, filled, f, gpu=gpu)
+    return with_margin(coded_text("reject", code, filled, f, gpu=gpu), numbers, f)
+
+
+def with_margin(sentence: str, numbers: Mapping[str, Any], f: Formatter) -> str:
+    """`sentence` followed by "(of which 76.0 GiB usable: 4.0 GiB is kept free as safety margin)" when the numbers
+    carry the card's memory (`has_gib`) and what a plan may use of it (`usable_gib`), and the need is within the
+    card's memory: a fit ("22.8 of 24.0"), or a need the card seems to hold ("needs 78.1 GiB, has 80")."""
+    has, usable, needed = numbers.get("has_gib"), numbers.get("usable_gib"), numbers.get("needed_gib")
+    if not isinstance(has, (int, float)) or not isinstance(usable, (int, float)) or usable >= has:
+        return sentence
+    if isinstance(needed, (int, float)) and needed > has:
+        return sentence  # more than the whole card: the margin explains nothing
+    note = f.messages.text("fit.margin_note", usable=f.gib(float(usable)), margin=f.gib(float(has) - float(usable)))
+    end = sentence.rstrip()
+    stop = end[-1] if end and end[-1] in ".。" else ""
+    space = "" if note.startswith("（") else " "
+    return f"{end[:len(end) - len(stop)]}{space}{note}{stop}"

@@ -9,8 +9,6 @@ from bot.render.findings import format_number, reject_text
 from bot.render.formats import Formatter
 from bot.render.views import ComparisonView, FitLine
 
-MARGIN_CODES = frozenset({"fit.vram", "fit.needs_more_gpus"})  # reasons that compare a need with the card's memory
-
 
 def fit_lines(lines: Sequence[FitLine], f: Formatter) -> list[str]:
     out = []
@@ -24,12 +22,9 @@ def fit_lines(lines: Sequence[FitLine], f: Formatter) -> list[str]:
             else:
                 out.append(f.messages.text("compare.fit.yes.margin", **values, **margin))
             continue
+        # a memory rejection names the usable memory and the safety margin itself (bot.render.findings.with_margin)
         reason = reject_text(line.reason_code or "other", line.reason_numbers or {}, f, gpu=line.gpu_name)
-        if margin is not None and line.reason_code in MARGIN_CODES:
-            out.append(f.messages.compose("compare.fit.no.margin", reason=reason,
-                                          **{k: v for k, v in margin.items()}))
-        else:
-            out.append(f.messages.compose("compare.fit.no", reason=reason))
+        out.append(f.messages.compose("compare.fit.no", reason=reason))
     return out
 
 
