@@ -92,3 +92,23 @@ def test_the_assumed_line_names_framework_recipe_and_optimizer_in_words(snapshot
     text = json.dumps(reply.message(), ensure_ascii=False)
     assert messages.raw("value.framework.hf") in text and messages.raw("value.optimizer.adamw") in text
     assert not re.search(r"\b(hf|adamw)\b", text)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_refused_budget_names_its_limit_as_money_of_the_locale(snapshot: Any, lang: str) -> None:
+    """"at most $10,000,000,000" was a hand-written dollar sign before a locale number ("$10.000.000.000")."""
+    from babel import Locale
+    from babel.numbers import format_decimal, get_currency_symbol
+
+    from bot.answer.ignored import localized_ignored
+    from bot.parse import parse
+    from bot.parse.money import MAX_USD
+    from bot.render.messages import BABEL_LOCALES
+
+    locale = BABEL_LOCALES[lang]
+    ask = parse("fine-tune 7b, budget $999999999999", snapshot=snapshot)
+    (note,) = localized_ignored(ask.ignored, lang)
+    limit = note[note.index(")") + 1:] if note.startswith("(") else note.split("(", 1)[-1].split("（", 1)[-1]
+    assert format_decimal(int(MAX_USD), locale=locale) in limit and get_currency_symbol("USD", locale) in limit, note
+    symbol_first = Locale.parse(locale).currency_formats["standard"].pattern.startswith("¤")
+    assert symbol_first or not re.search(r"\$\s?\d", limit), note  # "10.000.000.000 $", never "$10.000.000.000"

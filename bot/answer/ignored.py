@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from babel.numbers import format_decimal
 
 from bot.parse.notes import PREFIX, Note
+from bot.render.formats import Formatter
 from bot.render.messages import BABEL_LOCALES, Messages
 
 
@@ -21,8 +22,15 @@ def localized_ignored(items: Iterable[str], language: str) -> tuple[str, ...]:
     out = []
     for item in items:
         if isinstance(item, Note) and messages.has(PREFIX + item.key):
-            limits = {name: format_decimal(value, locale=locale) for name, value in item.limits.items()}
+            limits = {name: _limit(name, value, messages, locale) for name, value in item.limits.items()}
             out.append(messages.plain(PREFIX + item.key, given=item.given, **limits))
         else:
             out.append(str(item))
     return tuple(out)
+
+
+def _limit(name: str, value: float | int, messages: Messages, locale: str) -> str:
+    """A limit in the reader's format: dollars (`*_usd`) as the locale writes money, other numbers grouped."""
+    if name.endswith("_usd"):
+        return Formatter(messages).money(value, cents=False)
+    return format_decimal(value, locale=locale)

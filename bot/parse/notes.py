@@ -43,7 +43,9 @@ class Note(str):
 
     def __new__(cls, key: str, *, given: str, **limits: int) -> Note:
         shown = quoted(given)
-        text = english()[key].format(given=shown, **{name: f"{value:,}" for name, value in limits.items()})
+        # the English text (logs, `parse --json`): dollars written as English writes them, like Babel's "en"
+        text = english()[key].format(given=shown, **{name: f"${value:,}" if name.endswith("_usd") else f"{value:,}"
+                                                      for name, value in limits.items()})
         note = super().__new__(cls, text)
         note.key, note.given, note.limits = key, shown, MappingProxyType(dict(limits))
         return note
