@@ -10,7 +10,7 @@ from rules.market.ownership import ownership_findings
 from rules.memory.parts import on_basis
 from rules.memory.diffusion import DEFAULT_VIDEO_FRAMES, default_resolution, find_diffusion_model
 from rules.plans.explain import switch_findings
-from rules.plans.fit import CandidateSpace, counts_for
+from rules.plans.fit import CandidateSpace, counts_for, usable_gib
 from rules.plans.guidance import guidance_findings
 from rules.plans.notable import notable_rejects
 from rules.plans.constraints import apply_constraints, decided_by
@@ -126,19 +126,21 @@ def effective_workload(workload: Workload, method: str, objective: str) -> tuple
     return replace(workload, samples=DEFAULT_SAMPLES), True
 
 
-def pinned_finding(gpu_id: str, search_result: Search, gpus: Mapping[str, GpuSpec]) -> Finding:
-    """A direct yes/no for the GPU (and count) the user named, with its per-GPU need."""
+def pinned_finding(gpu_id: str, search_result: Search, gpus: Mapping[str, GpuSpec], headroom: float) -> Finding:
+    """A direct yes/no for the GPU (and count) the user named, with its per-GPU need and what a plan may use of
+    the card (`usable_gib`: the VRAM less the headroom kept free as safety margin)."""
     fit = search_result.fits[gpu_id]
+    usable = round(usable_gib(gpus[gpu_id], headroom), 1)
     if fit.candidate is not None:
         estimate = fit.candidate.estimate
         return Finding("fit.pinned", "pass", {
             "gpu": gpu_id, "gpus": fit.candidate.count, "needed_gib": round(estimate.per_gpu_gib, 1),
-            "has_gib": gpus[gpu_id].vram_gb, "switches": ",".join(fit.candidate.switches)})
+            "has_gib": gpus[gpu_id].vram_gb, "usable_gib": usable, "switches": ",".join(fit.candidate.switches)})
     assert fit.rejection is not None
     numbers = fit.rejection.numbers
     return Finding("fit.pinned", "fail", {
         "gpu": gpu_id, "gpus": numbers["gpus"], "needed_gib": numbers["needed_gib"],
-        "has_gib": numbers["has_gib"], "reason": fit.rejection.code})
+        "has_gib": numbers["has_gib"], "usable_gib": usable, "reason": fit.rejection.code})
 
 
 def pinned_of(gpu_id: str, search_result: Search, gpus: Mapping[str, GpuSpec], space: CandidateSpace) -> Pinned:
@@ -213,7 +215,7 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
         alternatives, extra_rejections, shown = found, [], priced_first(ranked)
     pinned = None
     if pinned_gpu is not None:
-        findings.append(pinned_finding(pinned_gpu, found, gpus))
+        findings.append(pinned_finding(pinned_gpu, found, gpus, tables.headroom_fraction))
         pinned = pinned_of(pinned_gpu, found, gpus, space)
     top = tuple(with_findings(with_cost(o, work, tables), gpus[o.gpu_id],
                               space.candidate(o.count, o.switches).setup, work, tables,

@@ -10,6 +10,7 @@ from bot.render.cards import render_card
 from bot.render.limits import check_message
 from bot.render.messages import LANGUAGES
 from bot.render.samples import OBSERVED_AT, sample_catalog
+from rules.plans.compare import ComparisonVerdict
 from bot.render.views import Choice, ClarifyView, ComparisonView, KnowledgeView, PriceView, gpu_column
 
 HOSTILE = [
@@ -38,7 +39,7 @@ def hostile_views(text: str) -> list[tuple[str, object]]:
     state = {"v": 1, "i": "advise", "w": {}}
     return [
         ("comparison", ComparisonView((gpu_column(c, "l40s-48gb"), gpu_column(c, "rtx-4090")), OBSERVED_AT, text,
-                                      text)),
+                                      (text, "lora"), verdict=ComparisonVerdict("none_fit"))),
         ("price", PriceView(c.gpus["rtx-4090"], (), OBSERVED_AT, text)),
         ("clarification", ClarifyView("gpu_ambiguous", text, (Choice(text, "a100-sxm-80gb"),), state, text)),
         ("clarification", ClarifyView("gpu_unknown", text, (), state, text)),

@@ -19,6 +19,9 @@ SAME_AS_ENGLISH_OK = {
     "precision.awq", "precision.gptq", "precision.nf4",  # format names with their bit width ("AWQ 4-bit")
 }
 
+# Architecture, framework and serving-engine names are product names, kept in English in every language.
+PRODUCT_NAME_PREFIXES = ("arch.", "value.framework.", "value.engine.")
+
 
 def english_words(message: str) -> list[str]:
     """Words of a message with placeholders, markup and notation removed."""
@@ -56,7 +59,7 @@ def test_sentences_are_translated(lang: str) -> None:
     english, other = load_catalog("en"), load_catalog(lang)
     untranslated = [k for k, v in english.items()
                     if len(english_words(v)) >= 2 and other[k] == v
-                    and k not in SAME_AS_ENGLISH_OK and not k.startswith("arch.")]
+                    and k not in SAME_AS_ENGLISH_OK and not k.startswith(PRODUCT_NAME_PREFIXES)]
     assert untranslated == []
 
 

@@ -12,6 +12,7 @@ from bot.render.views import (
     Choice, ClarifyView, ComparisonView, ErrorView, FitLine, HelpView, KnowledgeView, PriceView, SpecsView,
     gpu_column, provider_prices,
 )
+from rules.plans.compare import Contender, catalog_strengths, decide_comparison
 from rules.types import Workload
 from rules.verdict import (
     Command, Finding, MemoryEstimate, Option, Pinned, PrecisionFit, Rejection, Throughput, Verdict,
@@ -33,7 +34,9 @@ def _verdict(catalog: Any) -> Verdict:
         Option("rtx-4090", 2, 1, "fsdp", ("checkpointing",), two, 15.2, Decimal("10.64"), offers["rtx-4090"][0],
                (Finding("link.pcie", "warn", {"gpus": 2, "link": "PCIe 4.0"}),)),
     )
-    rejected = (Rejection("v100-sxm2-16gb", "fit.vram", {"needed_gib": 30.4, "has_gib": 16, "gpus": 1, "max_gpus_tried": 1}),)
+    # usable_gib: VRAM less the 5 % headroom of rules/data/rule_tables.json, as the engine reports it
+    rejected = (Rejection("v100-sxm2-16gb", "fit.vram", {"needed_gib": 30.4, "has_gib": 16, "gpus": 1, "max_gpus_tried": 1,
+                                                         "usable_gib": 15.2}),)
     findings = (
         Finding("model.typical_shape", "info", {"params_b": 13.0, "layers": 40, "hidden_size": 5120}),
         Finding("spot.checkpoint", "warn", {"interval_min": 30, "rework_pct": 10, "where": "persistent_storage"}),
@@ -97,10 +100,10 @@ def _pinned_no(catalog: Any) -> Verdict:
     options = (Option("a100-sxm-80gb", 16, 2, "fsdp", ("checkpointing",), memory, 41.2, Decimal("791.04"),
                       offers["a100-sxm-80gb"][0], (buy,)),)
     rejected = (Rejection("a100-sxm-40gb", "fit.vram", {"needed_gib": 145.1, "has_gib": 40, "gpus": 8,
-                                                        "max_gpus_tried": 8}),
-                Rejection("rtx-4090", "fit.needs_more_gpus", {"needed_gib": 31.0, "has_gib": 24, "gpus": 2}))
+                                                        "max_gpus_tried": 8, "usable_gib": 38.0}),
+                Rejection("rtx-4090", "fit.needs_more_gpus", {"needed_gib": 31.0, "has_gib": 24, "gpus": 2, "usable_gib": 22.8}))
     findings = (Finding("fit.pinned", "fail", {"gpu": "a100-sxm-40gb", "gpus": 8, "needed_gib": 145.1,
-                                               "has_gib": 40, "reason": "fit.vram"}),
+                                               "has_gib": 40, "usable_gib": 38.0, "reason": "fit.vram"}),
                 Finding("time.not_estimated", "info", {"method": "inference", "reason": "no_measured_decode_rates"}))
     workload = Workload(params_b=70.0, method="full", gpus=8, gpu="a100-sxm-40gb", tokens=1e8)
     return Verdict(workload, {"params_b": 70.0, "method": "full", "grad_checkpointing": "full"},
@@ -191,8 +194,17 @@ def card_samples() -> dict[str, tuple[str, Any, datetime]]:
                     WhatIf("share", "btn.share", state)))
     none = RecommendationView(_nothing_fits(c), c.gpus, c.providers, "70B", "full", OBSERVED_AT, "", (),
                               (WhatIf("whatif.method.qlora", "btn.qlora", state), WhatIf("share", "btn.share", state)))
-    fit = (FitLine("A100 SXM (80GB)", 1, 30.4, 7.9, Decimal("8.69")),
-           FitLine("A100 SXM (40GB)", reason_code="fit.vram", reason_numbers={"needed_gib": 42.3, "has_gib": 40}))
+    fit = (FitLine("A100 SXM (80GB)", 1, 30.4, 7.9, Decimal("8.69"), vram_gb=80, usable_gib=76.0),
+           FitLine("A100 SXM (40GB)", reason_code="fit.vram",
+                   reason_numbers={"needed_gib": 42.3, "has_gib": 40, "usable_gib": 38.0}, vram_gb=40, usable_gib=38.0))
+    fit_verdict = decide_comparison((Contender("a100-sxm-80gb", 1, 7.9, Decimal("8.69")), Contender("a100-sxm-40gb", None)))
+    # 34B LoRA: one A100 80GB against two L40S (needs 71.0 GiB on one card, 40.2 each on two): cheaper, a little slower
+    pick = (FitLine("A100 SXM (80GB)", 1, 71.0, 30.0, Decimal("45.00"), vram_gb=80, usable_gib=76.0),
+            FitLine("L40S", 2, 40.2, 28.0, Decimal("65.00"), vram_gb=48, usable_gib=45.6))
+    pick_verdict = decide_comparison((Contender("a100-sxm-80gb", 1, 30.0, Decimal("45.00")),
+                                      Contender("l40s-48gb", 2, 28.0, Decimal("65.00"))))
+    rent = {g: (col(g).cheapest_on_demand.usd_per_gpu_hour if col(g).cheapest_on_demand else None)
+            for g in ("a100-sxm-80gb", "l40s-48gb", "a100-sxm-40gb", "gb200", "b300", "mi350x")}
     kb = KnowledgeView(
         "Can NVLink pool two cards' memory?",
         "No. An NVLink bridge speeds up traffic between two GPUs, but each GPU still sees only its own memory.",
@@ -200,12 +212,18 @@ def card_samples() -> dict[str, tuple[str, Any, datetime]]:
         (("NVIDIA NVLink", "https://www.nvidia.com/en-us/data-center/nvlink/"),),
         (("interconnect.pcie", "PCIe vs NVLink"), ("sharding.fsdp", "What does FSDP shard?")), question="nvlink 96gb?")
     return {
-        "comparison-guide002": ("comparison", ComparisonView((col("a100-sxm-80gb"), col("l40s-48gb"),
-                                                              col("a100-sxm-40gb")), OBSERVED_AT), NOW),
-        "comparison-guide000": ("comparison", ComparisonView((col("gb200"), col("b300"), col("mi350x")),
-                                                             OBSERVED_AT), NOW),
+        "comparison-guide002": ("comparison", ComparisonView(
+            (col("a100-sxm-80gb"), col("l40s-48gb"), col("a100-sxm-40gb")), OBSERVED_AT,
+            strengths=catalog_strengths([c.gpus[g] for g in ("a100-sxm-80gb", "l40s-48gb", "a100-sxm-40gb")], rent)), NOW),
+        "comparison-guide000": ("comparison", ComparisonView(
+            (col("gb200"), col("b300"), col("mi350x")), OBSERVED_AT,
+            strengths=catalog_strengths([c.gpus[g] for g in ("gb200", "b300", "mi350x")], rent)), NOW),
         "comparison-fit": ("comparison", ComparisonView((col("a100-sxm-80gb"), col("a100-sxm-40gb")), OBSERVED_AT,
-                                                        "compare a100 80 vs 40 for 13B QLoRA", "13B · QLoRA", fit), NOW),
+                                                        "compare a100 80 vs 40 for 13B QLoRA", ("13B", "qlora"), fit,
+                                                        fit_verdict), NOW),
+        "comparison-pick": ("comparison", ComparisonView((col("a100-sxm-80gb"), col("l40s-48gb")), OBSERVED_AT,
+                                                         "a100 80gb vs l40s for 34b lora", ("34B", "lora"), pick,
+                                                         pick_verdict), NOW),
         "specs-l40s": ("specs", SpecsView(col("l40s-48gb"), OBSERVED_AT, "specs L40S"), NOW),
         "specs-v100": ("specs", SpecsView(col("v100-sxm2-16gb"), OBSERVED_AT), NOW),
         "price-a100": ("price", PriceView(c.gpus["a100-sxm-80gb"], provider_prices(c, "a100-sxm-80gb"), OBSERVED_AT),

@@ -112,6 +112,39 @@ def test_lang_with_an_unknown_language_lists_the_choices(h: Harness) -> None:
     assert find_user_pref(h.engine, team_id="T0TEAM", user_id="U0ALICE").language_override is None
 
 
+def _lang_reply(h: Harness, text: str, *, user: str = "U0ALICE", name: str) -> dict:
+    h.command(text, user=user, name=name)
+    h.slack.wait_for(lambda calls: any(c.path == f"/response/{name}" for c in calls))
+    [reply] = [c.params for c in h.slack.responses() if c.path == f"/response/{name}"]
+    assert_valid_message(reply)
+    return reply
+
+
+def test_lang_alone_shows_the_automatic_setting_and_every_choice(h: Harness) -> None:
+    text = _lang_reply(h, "lang", user="U0MIN", name="show")["text"]
+    assert "`?`" not in text
+    assert "한국어" in text  # U0MIN's Slack locale is ko-KR: the setting named, in Korean
+    assert all(f"`{tag}`" in text for tag in ("en", "zh-Hans", "ko", "ja", "es", "de", "fr", "vi", "auto"))
+    assert find_user_pref(h.engine, team_id="T0TEAM", user_id="U0MIN").language_override is None
+
+
+def test_lang_alone_shows_an_override_and_the_slack_language_it_hides(h: Harness) -> None:
+    _lang_reply(h, "lang de", name="set")
+    text = _lang_reply(h, "lang", name="show")["text"]
+    assert "Deutsch" in text and "English" in text  # the choice, and U0ALICE's Slack language (en-US) behind it
+    assert "`/gpu lang auto`" in text and "`fr`" in text
+    assert find_user_pref(h.engine, team_id="T0TEAM", user_id="U0ALICE").language_override == "de"
+
+
+def test_lang_auto_clears_the_override_and_says_what_it_detects_from(h: Harness) -> None:
+    _lang_reply(h, "lang de", name="set")
+    text = _lang_reply(h, "lang auto", name="auto")["text"]
+    assert find_user_pref(h.engine, team_id="T0TEAM", user_id="U0ALICE").language_override is None
+    # in the Slack language now in force (en-US), naming it, not the cleared German
+    assert "English" in text and "Deutsch" not in text
+    assert "script" in text and "words" in text and "names" in text  # what it detects from, and what not
+
+
 def test_digest_without_the_digest_feature_says_not_available(h: Harness, monkeypatch) -> None:
     from bot.slack import digest_bridge
 

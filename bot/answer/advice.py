@@ -15,6 +15,8 @@ from bot.render.filters import escape_mrkdwn
 from bot.render.views import FitLine
 from knowledge.kb import KbAnswer
 from knowledge.snapshot import Snapshot
+from rules.engine import DEFAULT_SAMPLES
+from rules.plans.compare import Contender
 from rules.types import GpuSpec, Workload
 from rules.verdict import Verdict
 
@@ -104,23 +106,50 @@ def what_if_buttons(verdict: Verdict, state: ButtonState) -> tuple[WhatIf, ...]:
     return tuple(buttons)
 
 
-def fit_lines_for(workload: Workload, gpu_ids: tuple[str, ...], snapshot: Snapshot) -> tuple[str, tuple[FitLine, ...]]:
-    """Per compared GPU: the engine's plan pinned to that GPU, or its reason; plus a workload summary."""
-    lines, summary = [], ""
+def fit_lines_for(workload: Workload, gpu_ids: tuple[str, ...],
+                  snapshot: Snapshot) -> tuple[tuple[str, str], tuple[FitLine, ...], tuple[Contender, ...], int | None]:
+    """Per compared GPU: the engine's plan pinned to that GPU, or its reason; the workload as (model, method);
+    each GPU as a contender for the comparison's verdict; and the dataset the engine assumed (samples) to put a
+    cost on each job when none was given (the comparison decides on cost per job unless asked for speed)."""
+    lines: list[FitLine] = []
+    contenders: list[Contender] = []
+    summary, assumed_samples = ("", ""), None
+    sized = workload.tokens is not None or workload.samples is not None
+    # Without a dataset size a job has no time or cost; the engine's stated default dataset gives each GPU one.
+    pinned_base = workload if sized else replace(workload, samples=DEFAULT_SAMPLES)
     for gpu_id in gpu_ids:
-        verdict = evaluate(replace(workload, gpu=gpu_id), snapshot, {gpu_id: snapshot.gpus[gpu_id]})
-        method = str(verdict.assumptions.get("method", ""))
-        summary = f"{model_label(verdict)} · {method}"
+        pinned_workload = replace(pinned_base, gpu=gpu_id, objective=workload.objective or "cheapest")
+        verdict = evaluate(pinned_workload, snapshot, {gpu_id: snapshot.gpus[gpu_id]})
+        summary = (model_label(verdict), str(verdict.assumptions.get("method", "")))
         name = snapshot.gpus[gpu_id].name
         pinned = next((x for x in verdict.findings if x.code == "fit.pinned"), None)
         option = next((o for o in verdict.options if o.gpu_id == gpu_id), None)
+        vram, usable = _usable_memory(verdict, snapshot.gpus[gpu_id])
         if option is not None and (pinned is None or pinned.outcome == "pass"):
-            lines.append(FitLine(name, option.count, option.memory.per_gpu_gib, option.hours, option.cost_usd))
+            lines.append(FitLine(name, option.count, option.memory.per_gpu_gib, option.hours, option.cost_usd,
+                                 vram_gb=vram, usable_gib=usable))
+            contenders.append(Contender(gpu_id, option.count, option.hours, option.cost_usd))
+            if not sized and option.hours is not None:
+                assumed_samples = DEFAULT_SAMPLES
             continue
         rejection = next((r for r in verdict.rejected if r.gpu_id == gpu_id), None)
         lines.append(FitLine(name, reason_code=rejection.code if rejection else "other",
-                             reason_numbers=dict(rejection.numbers) if rejection else {}))
-    return summary, tuple(lines)
+                             reason_numbers=dict(rejection.numbers) if rejection else {}, vram_gb=vram,
+                             usable_gib=usable))
+        contenders.append(Contender(gpu_id, None))
+    return summary, tuple(lines), tuple(contenders), assumed_samples
+
+
+def _usable_memory(verdict: Verdict, gpu: GpuSpec) -> tuple[float, float | None]:
+    """A card's memory and what a plan may use of it: for serving the engine's usable share (the verdict's pinned
+    figure), for training the catalog VRAM less the rule tables' headroom (the safety margin a fit keeps free)."""
+    if str(verdict.assumptions.get("method", "")) in SERVING_METHODS:
+        pinned = verdict.pinned
+        return gpu.vram_gb, (pinned.has_gib if pinned is not None and pinned.gpu == gpu.id else None)
+    from knowledge.rule_tables import load_rule_tables
+    from rules.plans.fit import usable_gib
+
+    return gpu.vram_gb, round(usable_gib(gpu, load_rule_tables().headroom_fraction), 1)
 
 
 def knowledge_section(entry: KbAnswer) -> str:

@@ -12,6 +12,7 @@ from bot.render.messages import LANGUAGES, normalise_language
 
 CommandKind = Literal["lang", "digest", "alert", "ask"]
 AUTO = "auto"  # `/gpu lang auto`: forget the override, detect again
+LANGUAGE_CHOICES = LANGUAGES  # what `/gpu lang` offers, in this order
 DIGEST_SUBCOMMANDS = frozenset({"digest", "alert"})
 # Command words are syntax, not the user's language: `/gpu price 4090` from a Japanese user is
 # Japanese. Digest, alert and lang arguments are all syntax ("daily 9:00"), so only the user's language counts.
@@ -61,3 +62,45 @@ def choose_language(given: str) -> LanguageChoice:
     if tag is None or (tag == "en" and not wanted.startswith("en")):
         return LanguageChoice(None, False)  # normalise_language falls back to English: only "en…" means English
     return LanguageChoice(tag, False)
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageSetting:
+    """What a user's replies are in: their `/gpu lang` choice (None = automatic) and their Slack language."""
+
+    override: str | None
+    slack: str  # the Slack locale's language, else the workspace default
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageNotice:
+    """What `/gpu lang …` answers: in which language, which notice keys (joined as paragraphs), their values.
+
+    `store` is the override to save (None = nothing changes); `clear` forgets the override.
+    """
+
+    language: str
+    keys: tuple[str, ...]
+    params: dict[str, str]
+    store: str | None = None
+    clear: bool = False
+
+
+def answer_language_command(given: str, setting: LanguageSetting) -> LanguageNotice:
+    """`/gpu lang ko` keeps Korean; `/gpu lang auto` clears the choice and says what it detects from;
+    `/gpu lang` shows the current setting and the choices; an unknown word says so and lists them."""
+    choice = choose_language(given)
+    if choice.tag is not None:
+        return LanguageNotice(choice.tag, ("lang.set",), {"language": choice.tag}, store=choice.tag)
+    if choice.auto:
+        return LanguageNotice(setting.slack, ("lang.auto.detect",), {"language": setting.slack}, clear=True)
+    current = setting.override or setting.slack
+    if not given.strip():
+        if setting.override is not None:
+            shown = LanguageNotice(current, ("lang.current.override", "lang.choices"),
+                                   {"language": setting.override, "slack": setting.slack})
+        else:
+            shown = LanguageNotice(current, ("lang.current.auto", "lang.choices"), {"language": setting.slack})
+        return shown
+    return LanguageNotice(current, ("lang.invalid",), {"given": given.strip()})
+

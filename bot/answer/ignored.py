@@ -29,3 +29,4 @@ def localized_ignored(items: Iterable[str], language: str) -> tuple[str, ...]:
         else:
             out.append(str(item))
     return tuple(out)
+

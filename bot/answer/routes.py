@@ -18,6 +18,7 @@ from bot.render.views import (
 )
 from knowledge.kb import KbResult
 from knowledge.snapshot import Snapshot
+from rules.plans.compare import catalog_strengths, decide_comparison
 from rules.types import Workload
 
 Previous = Mapping[str, JsonValue]  # a thread's saved state: a ButtonState, {"state": ...} or {"text": ...}
@@ -40,7 +41,7 @@ def route_ask(ask: Ask, *, snapshot: Snapshot, language: str, now: datetime,
         # "and with 4-bit?", "what about 2 of them?": the thread's request, changed by what this one says
         intent = "explain" if intent == "explain" and not ask.follow_up else "advise"
     if intent in ("compare", "price", "specs"):
-        return _catalog_intent(ask, intent, snapshot=snapshot, lang=lang, now=now)
+        return _catalog_intent(ask, intent, snapshot=snapshot, lang=lang, now=now, previous=previous)
     if intent == "explain":
         return _explain(ask, snapshot=snapshot, lang=lang, now=now, previous=previous)
     if intent == "advise" and not previous and not carries_workload(ask):
@@ -167,7 +168,8 @@ def _clarification(ask: Ask, state: ButtonState, snapshot: Snapshot, lang: str) 
     return None
 
 
-def _catalog_intent(ask: Ask, intent: str, *, snapshot: Snapshot, lang: str, now: datetime) -> Reply:
+def _catalog_intent(ask: Ask, intent: str, *, snapshot: Snapshot, lang: str, now: datetime,
+                    previous: Previous | None = None) -> Reply:
     found = tuple(dict.fromkeys(g.gpu_id for g in ask.gpus if g.status == "found" and g.gpu_id))
     workload = _workload(ask, snapshot, None) if _has_model(ask) else Workload()
     state = actions.make_state(intent, workload, gpus=found)
@@ -180,8 +182,12 @@ def _catalog_intent(ask: Ask, intent: str, *, snapshot: Snapshot, lang: str, now
     if not found:
         return _unknown_gpu(ask, state, lang)
     if intent == "compare":
-        return reply_from(render_card("comparison", comparison_view(found, workload if _has_model(ask) else None,
-                                                                    snapshot, ask.text), lang), ask=ask, state=state)
+        # the workload of the question, else of the thread ("compare H100 vs H200" under "70B LoRA?")
+        compared = _workload(ask, snapshot, previous) if _has_model(ask) or previous else None
+        if compared is not None and (compared.model is not None or compared.params_b is not None):
+            state = actions.make_state(intent, compared, gpus=found)
+        return reply_from(render_card("comparison", comparison_view(found, compared, snapshot, ask.text), lang),
+                          ask=ask, state=state)
     kind, view = _single_gpu_view(intent, found[0], snapshot, ask.text)
     return reply_from(render_card(kind, view, lang), ask=ask, state=state)
 
@@ -205,12 +211,15 @@ def _single_gpu_view(intent: str, gpu_id: str, snapshot: Snapshot, question: str
 
 def comparison_view(gpu_ids: tuple[str, ...], workload: Workload | None, snapshot: Snapshot,
                     question: str) -> ComparisonView:
+    """With a workload, each GPU's fit and which to pick; without one, what each is best at (never a made-up job)."""
     prices_at = snapshot.prices_as_of()
     columns = tuple(gpu_column(snapshot, g) for g in gpu_ids[:4])
-    if workload is None:
-        return ComparisonView(columns, prices_at, question)
-    summary, fit = fit_lines_for(workload, gpu_ids[:4], snapshot)
-    return ComparisonView(columns, prices_at, question, summary, fit)
+    if workload is None or (workload.model is None and workload.params_b is None):
+        rent = {c.gpu.id: c.cheapest_on_demand.usd_per_gpu_hour if c.cheapest_on_demand else None for c in columns}
+        return ComparisonView(columns, prices_at, question, strengths=catalog_strengths([c.gpu for c in columns], rent))
+    summary, fit, contenders, samples = fit_lines_for(workload, gpu_ids[:4], snapshot)
+    verdict = decide_comparison(contenders, workload.objective or "cheapest")
+    return ComparisonView(columns, prices_at, question, summary, fit, verdict, assumed_samples=samples)
 
 
 def _advise(ask: Ask, *, snapshot: Snapshot, lang: str, now: datetime, previous: Previous | None,

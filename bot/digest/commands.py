@@ -10,7 +10,7 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, TypedDict
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -41,7 +41,8 @@ OPS = {"<": "<", "<=": "<", "below": "<", "under": "<", "less": "<", ">": ">", "
 OFF_WORDS = ("off", "stop", "unsubscribe", "cancel")
 
 
-TextParam = str | int  # a value a text's `{placeholder}` shows
+TextParam = str | int | texts.Usd | texts.Percent | texts.Day  # a value a text's `{placeholder}` shows (money and percentages
+# are formatted for the text's language by `texts.text`)
 
 
 class TextParams(TypedDict, total=False):
@@ -278,8 +279,8 @@ def local_time(sub: DigestSubscription, lang: str) -> str:
 def subscription_line(info: SubscriptionInfo, lang: str) -> str:
     """One subscription for a list (`digest list`, App Home), with its delivery problem if any."""
     line = message("digest.list.line", lang, channel=info["channel_id"], cadence=message(f"cadence.{info['cadence']}", lang),
-                   time=info["when"], timezone=info["timezone"], pct=info["threshold_pct"], usd=texts.money(lang, info["threshold_usd"]),
-                   gpus=info["gpu_names"])
+                   time=info["when"], timezone=info["timezone"], pct=texts.Percent(Decimal(info["threshold_pct"])),
+                   usd=texts.Usd(Decimal(info["threshold_usd"])), gpus=info["gpu_names"])
     return line + (f" — ⚠ {texts.delivery_error(lang, info['last_error'])}" if info["last_error"] else "")
 
 
@@ -308,8 +309,10 @@ def handle_digest_command(
     sub = store.upsert_subscription(engine, team_id=team_id, channel_id=channel_id, settings=settings, user_id=user_id, now=now)
     info = describe_subscription(sub, snapshot, lang)
     params = TextParams(cadence=message(f"cadence.{settings.cadence}", lang), time=info["when"], timezone=settings.timezone,
-                        gpus=info["gpu_names"], pct=info["threshold_pct"], usd=texts.money(lang, info["threshold_usd"]))
-    return CommandResult(True, "digest.subscribed", params, message("digest.subscribed", lang, **params), {"subscription": info})
+                        gpus=info["gpu_names"], pct=info["threshold_pct"], usd=info["threshold_usd"])
+    shown: dict[str, TextParam] = {k: v for k, v in params.items() if isinstance(v, (str, int))}
+    shown |= {"pct": texts.Percent(settings.threshold_pct), "usd": texts.Usd(settings.threshold_usd)}
+    return CommandResult(True, "digest.subscribed", params, message("digest.subscribed", lang, **shown), {"subscription": info})
 
 
 def _digest_error(problem: CommandProblem, lang: str) -> CommandResult:
@@ -359,7 +362,8 @@ def describe_alert(alert: PriceAlert, snapshot: Snapshot) -> AlertInfo:
 
 def alert_line(info: AlertInfo, lang: str) -> str:
     """One alert for a list (`alert list`, App Home), with its delivery problem if any."""
-    line = message("alert.list.line", lang, id=info["id"], gpu=info["gpu_name"], op=info["op"], usd=texts.money(lang, info["usd_per_gpu_hour"]))
+    line = message("alert.list.line", lang, id=info["id"], gpu=info["gpu_name"], op=info["op"],
+                   usd=texts.Usd(Decimal(info["usd_per_gpu_hour"])))
     line += "" if info["armed"] else message("alert.list.fired", lang)
     return line + (f" — ⚠ {texts.delivery_error(lang, info['last_error'])}" if info["last_error"] else "")
 
@@ -395,9 +399,12 @@ def handle_alert_command(
     current = cheapest_usd_per_gpu_hour(snapshot, gpu_id)
     gpu = _gpu_names(snapshot, [gpu_id])
     note = message("alert.added.note", lang, gpu=gpu, others=_gpu_names(snapshot, others)) if others else ""
-    params = TextParams(id=store.stored_id(alert), gpu=gpu, op=op, usd=texts.money(lang, usd),
-                        now=texts.money(lang, current) if current is not None else message("alert.now.none", lang), note=note)
-    return CommandResult(True, "alert.added", params, message("alert.added", lang, **params), {"alert": describe_alert(alert, snapshot)})
+    params = TextParams(id=store.stored_id(alert), gpu=gpu, op=op, usd=f"{usd:.2f}",
+                        now=f"{current:.2f}" if current is not None else message("alert.now.none", lang), note=note)
+    now_shown: TextParam = texts.Usd(current) if current is not None else params["now"]
+    shown: dict[str, TextParam] = {k: v for k, v in params.items() if isinstance(v, (str, int))}
+    shown |= {"usd": texts.Usd(usd), "now": now_shown}
+    return CommandResult(True, "alert.added", params, message("alert.added", lang, **shown), {"alert": describe_alert(alert, snapshot)})
 
 
 def _alert_error(problem: CommandProblem, lang: str) -> CommandResult:
@@ -428,6 +435,19 @@ def list_for_user(
     errors += tuple(message("home.error.alert", lang, id=a["id"], error=texts.delivery_error(lang, a["last_error"]))
                     for a in alerts if a["last_error"])
     since = (now or datetime.now(UTC)) - timedelta(days=MISSED_DAYS)
-    missed = tuple(message("home.missed", lang, channel=channel, period=key)
+    missed = tuple(message("home.missed", lang, channel=channel, period=period_shown(key, lang))
                    for channel, key in store.recent_missed(engine, team_id=team_id, since=since))
     return HomeData(subs, alerts, errors, missed)
+
+
+def period_shown(key: str, lang: str) -> str:
+    """A digest period key in words of the language: "2026-11-24" as a date, "2026-W48" as the week of its Monday
+    (a key of another shape is shown as it is)."""
+    try:
+        if "-W" in key:
+            year, week = key.split("-W")
+            return message("period.week", lang, day=texts.Day(date.fromisocalendar(int(year), int(week), 1)))
+        return message("period.day", lang, day=texts.Day(date.fromisoformat(key)))
+    except ValueError:
+        return key
+

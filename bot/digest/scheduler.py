@@ -414,15 +414,15 @@ class Scheduler:
 
     def _dm_alert(self, alert: PriceAlert, best: SeriesPrice, snapshot: Snapshot) -> bool:
         from bot.digest.commands import message
-        from bot.digest.texts import money
+        from bot.digest.texts import Usd
 
         token = self.tokens.bot_token(alert.team_id)
         gpu = snapshot.gpus.get(alert.gpu_id)
         prov = snapshot.providers.get(best.key.provider_id)
         text = message("alert.fired", alert.language, id=store.stored_id(alert), gpu=gpu.name if gpu else alert.gpu_id,
-                       usd=money(alert.language, best.usd_per_gpu_hour), provider=prov.name if prov else best.key.provider_id,
+                       usd=Usd(best.usd_per_gpu_hour), provider=prov.name if prov else best.key.provider_id,
                        count=best.key.gpu_count, instance=best.instance_type, op=alert.op,
-                       line=money(alert.language, Decimal(alert.usd_per_gpu_hour)))
+                       line=Usd(Decimal(alert.usd_per_gpu_hour)))
         try:
             if not token:
                 raise LookupError("no_token")

@@ -19,6 +19,8 @@ from __future__ import annotations
 import logging
 import unicodedata
 from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal
 
 from bot.render.formats import Formatter
@@ -58,18 +60,46 @@ def catalog(language: str) -> Mapping[str, str]:
     return load_catalog(language)
 
 
+@dataclass(frozen=True, slots=True)
+class Usd:
+    """An amount of US dollars a text shows, formatted for its language (Babel): $1.50, 1,50 $, 1,50 $US."""
+
+    amount: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class Percent:
+    """A percentage a text shows (5 means 5 %), formatted for its language (Babel): 5%, 5 %, 5,5 %."""
+
+    value: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class Day:
+    """A date a text shows, formatted for its language (Babel medium date): Nov 24, 2026, 24.11.2026, 2026年11月24日."""
+
+    day: date
+
+
 def text(lang: str | None, key: str, **params: object) -> str:
-    """One text in the language (English when the key is missing there, which the contract test forbids)."""
-    found = catalog(normalise_language(lang)).get(key)
+    """One text in the language (English when the key is missing there, which the contract test forbids).
+
+    `Usd`, `Percent` and `Day` values are formatted for the language, as cards format them."""
+    language = normalise_language(lang)
+    found = catalog(language).get(key)
     if found is None:
         log.warning("digest text %r missing in %s", key, lang)
         found = catalog(DEFAULT_LANGUAGE)[key]
-    return found.format(**params)
+    return found.format(**{name: _shown(value, language) for name, value in params.items()})
 
 
-def money(lang: str | None, usd: Decimal | str) -> str:
-    """Dollars (per GPU-hour, in a text) in the language's currency format: "$0.05", "0,05 $", "US$0.05"."""
-    return Formatter(Messages.for_language(lang)).money(Decimal(usd))
+def _shown(value: object, language: str) -> object:
+    if not isinstance(value, (Usd, Percent, Day)):
+        return value
+    f = Formatter(Messages.for_language(language))
+    if isinstance(value, Day):
+        return f.date(value.day)
+    return f.money(value.amount) if isinstance(value, Usd) else f.percent(float(value.value) / 100)
 
 
 def split_words(command: str) -> list[str]:

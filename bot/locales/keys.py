@@ -128,4 +128,32 @@ KEYS = (
     # bot/digest/commands.py: f"weekday.{n}", Monday = 0
     N_("weekday.0"), N_("weekday.1"), N_("weekday.2"), N_("weekday.3"), N_("weekday.4"),
     N_("weekday.5"), N_("weekday.6"),
+    # bot/render/fits.py: f"compare.reason.{code}" (why the comparison verdict picks a GPU)
+    N_("compare.reason.cheaper"), N_("compare.reason.faster"), N_("compare.reason.fewer_gpus"),
+    N_("compare.reason.more_gpus"), N_("compare.reason.same"), N_("compare.reason.slower"),
+    N_("compare.reason.unmeasured"),
+    # bot/render/fits.py: f"compare.strength.{code}" (what each GPU leads in, without a workload)
+    N_("compare.strength.cheapest_rent"), N_("compare.strength.fastest_memory"),
+    N_("compare.strength.lowest_power"), N_("compare.strength.most_bf16"), N_("compare.strength.most_fp8"),
+    N_("compare.strength.most_memory"), N_("compare.strength.newest"), N_("compare.strength.nvlink_only"),
+    N_("compare.strength.only_fp8"),
+    # bot/answer/commands.py: LanguageNotice(..., ("lang.set",) ...): keys passed in tuples
+    N_("lang.auto.detect"), N_("lang.choices"), N_("lang.current.auto"),
+    N_("lang.current.override"), N_("lang.invalid"), N_("lang.set"),
+    # bot/render/findings.py, bot/render/advice.py: f"value.{name}.{value}" (engine terms in words: engine, family,
+    # framework, memory basis, optimizer, recipe, sharding)
+    N_("value.engine.exllama"), N_("value.engine.llama.cpp"), N_("value.engine.lmstudio"),
+    N_("value.engine.mlx"), N_("value.engine.ollama"), N_("value.engine.sglang"),
+    N_("value.engine.tensorrt-llm"), N_("value.engine.tgi"), N_("value.engine.transformers"),
+    N_("value.engine.vllm"), N_("value.family.diffusion"), N_("value.framework.axolotl"),
+    N_("value.framework.deepspeed"), N_("value.framework.hf"), N_("value.framework.llamafactory"),
+    N_("value.framework.megatron"), N_("value.framework.torchtitan"), N_("value.framework.torchtune"),
+    N_("value.framework.unsloth"), N_("value.memory_basis.allocated"), N_("value.memory_basis.reserved"),
+    N_("value.optimizer.adafactor"), N_("value.optimizer.adamw"), N_("value.optimizer.adamw8bit"),
+    N_("value.optimizer.lion"), N_("value.optimizer.paged_adamw"), N_("value.optimizer.paged_adamw8bit"),
+    N_("value.optimizer.sgd"), N_("value.recipe.bf16"), N_("value.recipe.bf16_in_backward"),
+    N_("value.recipe.fp32"), N_("value.recipe.fp32_in_backward"), N_("value.recipe.mixed"),
+    N_("value.sharding.ddp"), N_("value.sharding.fsdp"), N_("value.sharding.layer_split"),
+    N_("value.sharding.none"), N_("value.sharding.tensor_parallel"), N_("value.sharding.zero1"),
+    N_("value.sharding.zero2"), N_("value.sharding.zero3"),
 )

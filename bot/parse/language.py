@@ -12,8 +12,9 @@ _HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
 _KANA = re.compile(r"[\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff]")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[a-z\u00c0-\u024f\u1e00-\u1eff']+")
-# Letters only Vietnamese uses among our Latin languages (horn vowels, d-bar, dot-below tones).
-_VIETNAMESE = re.compile(r"[ăâđêôơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]")
+# Letters only Vietnamese uses among our Latin languages (horn vowels, d-bar, dot-below tones, and the
+# grave and tilde tones on vowels French and Spanish never carry them on: ò ì ã õ ĩ ũ).
+_VIETNAMESE = re.compile(r"[ăâđêôơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹòìãõĩũ]")
 MIN_SCRIPT_CHARS = 2  # one stray CJK character in English text does not switch the language
 LATIN_LANGUAGES: tuple[str, ...] = ("en", "es", "de", "fr")
 # Letters and marks that only one of our Latin languages uses; each counts as two words.
@@ -70,10 +71,12 @@ def latin_language(text: str, vocabulary: Vocabulary) -> str:
     scores = {lang: 0 for lang in (*LATIN_LANGUAGES, "vi")}
     languages_of = _word_languages(Same(vocabulary))
     for word in words:
-        for lang in languages_of.get(word, ()):
+        known = languages_of.get(word, ())
+        for lang in known:
             scores[lang] += 1
-    for lang, cue in _LETTER_CUES.items():
-        scores[lang] += 2 * len(cue.findall(text))
+        if not known:  # a known word counts once, for its languages ("trên" is not French for its ê)
+            for lang, cue in _LETTER_CUES.items():
+                scores[lang] += 2 * len(cue.findall(word))
     vi_score = scores.pop("vi")
     best = max(LATIN_LANGUAGES, key=lambda lang: (scores[lang], lang == "en"))
     if vi_score > scores[best]:

@@ -169,3 +169,14 @@ def _mention(snapshot: Snapshot, model_id: str) -> ModelMention:
 
 def _size_text(params_b: float) -> str:
     return f"{params_b:g}b" if params_b >= 1 else f"{params_b * 1000:g}m"
+
+
+def model_name_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` (normalised) names a model by family, other name or Hugging Face id, tail words included
+    ("gemma 2 9b it", "flux schnell", "qwen/qwen2.5-7b-instruct"); positions refer to `text` itself."""
+    family_re, hf_re = _patterns()
+    spans = [m.span() for m in family_re.finditer(text)]
+    if "/" in text:
+        spans += [m.span(1) for m in hf_re.finditer(text)]
+    spans += [m.span() for pattern, _ in _ALIASES for m in pattern.finditer(text)]
+    return spans

@@ -27,6 +27,7 @@ from bot.parse.counts import Count, decide_count
 from bot.parse.intent import Evidence, decide_intent, is_follow_up, without_polite
 from bot.parse.language import detect_language
 from bot.parse.models import ModelFound, find_model
+from bot.parse.names import without_names
 from bot.parse.notes import Note
 from bot.parse.money import find_money
 from bot.parse.quantities import find_batch, find_dataset, find_lora_rank, find_resolution, find_seq_len
@@ -68,7 +69,7 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
     """`parse` without the safety net: a bug raises (the property tests call this one)."""
     vocab = load_vocabulary()
     text, cut = clean_text(raw)
-    language = detect_language(text, vocab)
+    language = detect_language(without_names(text, snapshot), vocab)  # names never tell the language
     gpus = find_gpus(text, snapshot, vocab)
     rest = _blank(text, gpus.spans)
     money = find_money(rest, vocab, language)

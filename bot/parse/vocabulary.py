@@ -240,7 +240,8 @@ def _phrase_words(data: dict[str, Any]) -> list[str]:
     for key in ("intents", "methods", "budget_words", "objectives"):
         for phrases in data.get(key, {}).values():
             words += [w for p in phrases for w in p.split() if len(w) > 3]
-    return words
+    # Number words too ("zwei", "deux", "hai"): "Mixtral auf zwei RTX 3090" is German.
+    return words + [w for phrase in data.get("numbers", {}) for w in phrase.split() if len(w) > 2]
 
 
 def _script_pairs() -> dict[str, str]:

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.render.filters import format_table, text_bar
-from bot.render.findings import coded_text, format_number, reject_text
+from bot.render.findings import coded_text, format_number, reject_text, with_margin
 from bot.render.formats import Formatter
 from bot.render.market import offer_label
 from rules.types import GpuSpec, Provider
@@ -75,8 +75,9 @@ def pinned_line(view: RecommendationView, f: Formatter) -> str:
         return ""
     numbers = finding.numbers
     key = "rec.pinned.pass" if finding.outcome == "pass" else "rec.pinned.fail"
-    return f.messages.text(key, count=numbers["gpus"], gpu=gpu_name(view, str(numbers["gpu"])),
+    line = f.messages.text(key, count=numbers["gpus"], gpu=gpu_name(view, str(numbers["gpu"])),
                            needed_gib=f.gib(float(numbers["needed_gib"])), has_gib=f.gib(float(numbers["has_gib"])))
+    return with_margin(line, numbers, f)
 
 
 def verdict_line(view: RecommendationView, f: Formatter) -> str:
@@ -137,16 +138,16 @@ def bars(view: RecommendationView, f: Formatter, gpu: GpuSpec | None) -> str:
 
 def plan_text(option: Option, f: Formatter) -> str:
     """"one GPU", "ZeRO-3", "FSDP · 2 nodes · gradient checkpointing"."""
-    parts = [f.messages.plain("plan.single")] if option.count == 1 else [_sharding(option.sharding)]
+    parts = [f.messages.plain("plan.single")] if option.count == 1 else [_sharding(option.sharding, f)]
     if option.nodes > 1:
         parts.append(f.messages.plain("plan.nodes", nodes=option.nodes))
     parts.extend(f.messages.plain(f"switch.{s}") if f.messages.has(f"switch.{s}") else s for s in option.switches)
     return " · ".join(p for p in parts if p)
 
 
-def _sharding(sharding: str) -> str:
-    names = {"none": "", "ddp": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP"}
-    return names.get(sharding, sharding)
+def _sharding(sharding: str, f: Formatter) -> str:
+    """"FSDP", "ZeRO-3", "tensor parallel" in the locale's words; nothing for an unsharded plan."""
+    return "" if sharding == "none" else format_number("sharding", sharding, f)
 
 
 def option_lines(view: RecommendationView, f: Formatter) -> list[str]:

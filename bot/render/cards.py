@@ -78,4 +78,7 @@ def _presenters(f: Formatter) -> dict[str, object]:
         "detail_rows": rows.detail_rows,
         "price_table": rows.price_table,
         "fit_lines": lambda lines: fits.fit_lines(lines, f),
+        "verdict_line": lambda view: fits.verdict_line(view, f),
+        "strength_lines": lambda view: fits.strength_lines(view, f),
+        "workload_label": lambda view: fits.workload_label(view, f),
     }

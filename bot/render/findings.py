@@ -61,10 +61,19 @@ def precision_label(precision: str, f: Formatter) -> str:
     return precision.upper() if len(precision) <= 5 else precision
 
 
+# Engine fields whose values are codes with words in the locales (`value.<field>.<code>`): a code without them
+# would reach a card as the engine spells it ("hf", "tensor_parallel"), so it is logged (the contract test
+# tests/test_engine_terms.py lists every code the engine has).
+CODED_FIELDS = frozenset({"framework", "recipe", "optimizer", "engine", "sharding", "grad_checkpointing", "family",
+                          "memory_basis"})
+
+
 def _format_text(name: str, value: str, f: Formatter) -> str:
     """Codes inside numbers (switch lists, methods, weight formats) in the locale's words; anything else as given."""
-    if name in ("precision", "quantization") or name.endswith("_precision"):
+    if name in ("precision", "quantization", "kv_cache_dtype") or name.endswith("_precision"):
         return precision_label(value, f)
+    if name == "lora_targets":  # module names (q, v, gate ...) are code names, listed the locale's way
+        return f.messages.plain("common.list_sep").join(t for t in value.split(",") if t)
     if name == "switch" and f.messages.has(f"switch.{value}"):
         return f.messages.plain(f"switch.{value}")
     if f.messages.has(f"value.{name}.{value}"):  # codes with words of their own (constraint, price basis)
@@ -75,6 +84,8 @@ def _format_text(name: str, value: str, f: Formatter) -> str:
             f.messages.plain(f"switch.{s}") if f.messages.has(f"switch.{s}") else s for s in value.split(",") if s)
     if name == "method" and f.messages.has(f"method.{value}"):
         return f.messages.plain(f"method.{value}")
+    if name in CODED_FIELDS:
+        log.warning("no words for %s %r in %s", name, value, f.messages.language)
     return value
 
 
@@ -103,6 +114,23 @@ def coded_text(prefix: str, code: str, numbers: Mapping[str, Any], f: Formatter,
 
 
 def reject_text(code: str, numbers: Mapping[str, Any], f: Formatter, *, gpu: str) -> str:
-    """A rejection as a sentence; older rejections without the GPU count read as the count tried."""
+    """A rejection as a sentence; older rejections without the GPU count read as the count tried. A need set
+    against the card's memory says how much of it is usable and that the rest is the safety margin."""
     filled = {"gpus": numbers.get("max_gpus_tried", 1), **numbers}
-    return coded_text("reject", code, filled, f, gpu=gpu)
+    return with_margin(coded_text("reject", code, filled, f, gpu=gpu), numbers, f)
+
+
+def with_margin(sentence: str, numbers: Mapping[str, Any], f: Formatter) -> str:
+    """`sentence` followed by "(of which 76.0 GiB usable: 4.0 GiB is kept free as safety margin)" when the numbers
+    carry the card's memory (`has_gib`) and what a plan may use of it (`usable_gib`), and the need is within the
+    card's memory: a fit ("22.8 of 24.0"), or a need the card seems to hold ("needs 78.1 GiB, has 80")."""
+    has, usable, needed = numbers.get("has_gib"), numbers.get("usable_gib"), numbers.get("needed_gib")
+    if not isinstance(has, (int, float)) or not isinstance(usable, (int, float)) or usable >= has:
+        return sentence
+    if isinstance(needed, (int, float)) and needed > has:
+        return sentence  # more than the whole card: the margin explains nothing
+    note = f.messages.text("fit.margin_note", usable=f.gib(float(usable)), margin=f.gib(float(has) - float(usable)))
+    end = sentence.rstrip()
+    stop = end[-1] if end and end[-1] in ".。" else ""
+    space = "" if note.startswith("（") else " "
+    return f"{end[:len(end) - len(stop)]}{space}{note}{stop}"

@@ -7,6 +7,7 @@ from functools import lru_cache
 from datetime import date, datetime
 from decimal import Decimal
 
+from babel import Locale
 from babel.dates import format_date, format_timedelta
 from babel.numbers import (
     format_compact_decimal, format_currency, format_percent, get_decimal_symbol, get_group_symbol,
@@ -31,6 +32,13 @@ def _money_template(locale: str) -> str:
     """Babel's USD format for the locale with the amount as a slot ("$\0", "\0 $US", "US$\0")."""
     sample = format_currency(Decimal("1234.50"), "USD", locale=locale)
     return sample.replace(_grouped(Decimal("1234.50"), 2, locale, trim=False), "\0")
+
+
+@lru_cache(maxsize=None)
+def _percent_pattern(locale: str) -> str:
+    """The locale's own percent pattern (CLDR: "#,##0%", "#,##0 %") with one optional decimal."""
+    pattern = str(Locale.parse(locale).percent_formats[None].pattern)
+    return pattern.replace("#,##0", "#,##0.#", 1) if "#,##0." not in pattern else pattern
 
 
 @lru_cache(maxsize=256)
@@ -99,11 +107,11 @@ class Formatter:
         return self.messages.plain("unit.per_gpu_hour", price=self.money(usd_per_hour))
 
     def percent(self, fraction: float | None, signed: bool = False) -> str:
-        """A percentage from a fraction (0.053 → 5.3 %), with a sign when asked."""
+        """A percentage from a fraction (0.053 → 5.3%, 5,3 % in German and French), with a sign when asked."""
         if fraction is None:
             return DASH
-        pattern = "+#,##0.#%;-#,##0.#%" if signed else "#,##0.#%"
-        return format_percent(fraction, format=pattern, locale=self.locale)
+        pattern = _percent_pattern(self.locale)
+        return format_percent(fraction, format=f"+{pattern};-{pattern}" if signed else pattern, locale=self.locale)
 
     def date(self, when: datetime | date | None) -> str:
         """A medium date ("Mar 4, 2025", "2025年3月4日")."""

@@ -8,6 +8,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal, Protocol
 
+from rules.plans.compare import ComparisonVerdict, Strength
 from rules.types import GpuSpec, Offer, Provider, PurchasePrice
 
 DEFAULT_STALE_DAYS = 14  # Settings.price_stale_days when the catalog does not say
@@ -52,15 +53,23 @@ class FitLine:
     cost_usd: Decimal | None = None
     reason_code: str | None = None
     reason_numbers: Mapping[str, Any] | None = None
+    vram_gb: float | None = None  # the card's memory, and what a plan may use of it: the rest is the safety margin
+    usable_gib: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ComparisonView:
+    """GPUs side by side. With a workload (the question's or the thread's): each GPU's fit and the verdict.
+    Without one: what each GPU is best at from the catalog, and a question for the workload."""
+
     columns: tuple[GpuColumn, ...]
     prices_at: datetime | None
     question: str = ""
-    workload_summary: str | None = None
+    workload: tuple[str, str] | None = None  # (model label, method code) of the workload compared on
     fit: tuple[FitLine, ...] = ()
+    verdict: ComparisonVerdict | None = None
+    strengths: Mapping[str, tuple[Strength, ...]] | None = None  # by GPU id; None with a workload
+    assumed_samples: int | None = None  # the dataset assumed to cost each job (none was given)
 
     @property
     def stale_after_days(self) -> int:

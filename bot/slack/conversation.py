@@ -74,7 +74,7 @@ def answer_turn(client: WebClient, services: Services, turn: Turn) -> None:
         previous = None
     # A follow-up with no language of its own ("32k?") stays in the thread's language.
     language = (
-        question_language(turn.text)
+        question_language(turn.text, services.current_snapshot())
         or (previous.language if previous else None)
         or user_language(client, services, team_id=turn.team_id, user_id=turn.user_id)
     )

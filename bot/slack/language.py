@@ -8,11 +8,12 @@ from datetime import timedelta
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.answer.commands import LanguageSetting
 from bot.answer.language import question_language
 from bot.render.messages import normalise_language
 from bot.slack.reconnect import once_more
 from bot.slack.services import Services
-from knowledge.slack_store import find_user_pref, save_user_pref
+from knowledge.slack_store import UserPref, find_user_pref, save_user_pref
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +25,20 @@ def user_language(client: WebClient, services: Services, *, team_id: str, user_i
     pref = once_more(find_user_pref, services.engine, team_id=team_id, user_id=user_id)
     if pref is not None and pref.language_override:
         return pref.language_override
+    return _slack_language(client, services, pref, team_id=team_id, user_id=user_id)
+
+
+def language_setting(client: WebClient, services: Services, *, team_id: str, user_id: str) -> LanguageSetting:
+    """The user's `/gpu lang` override (None = automatic) and their Slack language, for `/gpu lang`."""
+    pref = once_more(find_user_pref, services.engine, team_id=team_id, user_id=user_id)
+    override = normalise_language(pref.language_override) if pref is not None and pref.language_override else None
+    return LanguageSetting(override, _slack_language(client, services, pref, team_id=team_id, user_id=user_id))
+
+
+def _slack_language(
+    client: WebClient, services: Services, pref: UserPref | None, *, team_id: str, user_id: str
+) -> str:
+    """The Slack locale's language (cached for LOCALE_TTL), else the workspace default."""
     now = services.clock()
     if pref is not None and pref.locale_checked_at and now - pref.locale_checked_at < LOCALE_TTL:
         return normalise_language(pref.slack_locale or services.default_language)
@@ -56,6 +71,6 @@ def reply_language(
     client: WebClient, services: Services, *, text: str, team_id: str, user_id: str
 ) -> str:
     """The question's own language wins; otherwise the user's language."""
-    return question_language(text) or user_language(
+    return question_language(text, services.current_snapshot()) or user_language(
         client, services, team_id=team_id, user_id=user_id
     )

@@ -61,7 +61,12 @@ def language_name(language: str) -> str:
 
 
 def notice_message(lang: str, key: str, **params: str) -> Message:
-    text = notice(lang, key, **params)
+    return notices_message(lang, (key,), **params)
+
+
+def notices_message(lang: str, keys: Sequence[str], **params: str) -> Message:
+    """Several notices as one message, a paragraph each (every key takes what it needs of `params`)."""
+    text = "\n\n".join(notice(lang, key, **params) for key in keys)
     section = SectionBlock(text=MarkdownTextObject(text=text))
     return Message(text=text, blocks=(section.to_dict(),), language=normalise_language(lang))
 

@@ -212,6 +212,7 @@ def fit_gpu(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headro
         return Fit(gpu.id, outcome.candidate, None, outcome.single)
     numbers: dict[str, float | int | str] = {
         "needed_gib": outcome.needed_gib, "has_gib": gpu.vram_gb, "gpus": outcome.most_gpus, "max_gpus_tried": counts[-1],
+        "usable_gib": round(usable_gib(gpu, headroom), 1),  # what a plan may fill: the rest is the safety margin
     }
     return Fit(gpu.id, None, Rejection(gpu.id, outcome.code, numbers), outcome.single)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from rules.plans.fit import usable_gib
 from rules.plans.search import Search
 from rules.tables import RuleTables
 from rules.types import GpuSpec
@@ -15,7 +16,8 @@ NOTABLE_REJECTS = 4
 NEAR_MISS_SHARE = 0.5
 
 
-def _more_gpus(gpu_id: str, found: Search, top: Sequence[Option], gpus: Mapping[str, GpuSpec]) -> Rejection | None:
+def _more_gpus(gpu_id: str, found: Search, top: Sequence[Option], gpus: Mapping[str, GpuSpec],
+               headroom: float) -> Rejection | None:
     """A popular card that fits only with more GPUs than the best plan: "needs X on one card, has Y"."""
     fit = found.fits.get(gpu_id)
     if fit is None or fit.candidate is None or not top or any(o.gpu_id == gpu_id for o in top):
@@ -23,7 +25,8 @@ def _more_gpus(gpu_id: str, found: Search, top: Sequence[Option], gpus: Mapping[
     if top[0].count != 1 or fit.candidate.count == 1:
         return None  # only "does it fit one card?" makes this worth a line
     return Rejection(gpu_id, "fit.needs_more_gpus", {
-        "needed_gib": fit.need_gib, "has_gib": gpus[gpu_id].vram_gb, "gpus": fit.candidate.count})
+        "needed_gib": fit.need_gib, "has_gib": gpus[gpu_id].vram_gb, "gpus": fit.candidate.count,
+        "usable_gib": round(usable_gib(gpus[gpu_id], headroom), 1)})
 
 
 def notable_rejects(rejections: Sequence[Rejection], found: Search, top: Sequence[Option], pinned: str | None,
@@ -36,7 +39,7 @@ def notable_rejects(rejections: Sequence[Rejection], found: Search, top: Sequenc
     if pinned in by_id:
         out.append(by_id[pinned])
     popular = [g for g in tables.popular_gpus if g != pinned and g in gpus]
-    out.extend(n for n in (_more_gpus(g, found, top, gpus) for g in popular if g not in by_id) if n is not None)
+    out.extend(n for n in (_more_gpus(g, found, top, gpus, tables.headroom_fraction) for g in popular if g not in by_id) if n is not None)
     near = sorted((r for r in rejections if r.gpu_id not in {o.gpu_id for o in out}
                    and gpus[r.gpu_id].vram_gb >= floor),
                   key=lambda r: (-float(gpus[r.gpu_id].vram_gb), r.gpu_id))
