@@ -95,7 +95,7 @@ def test_home_shows_each_problem_in_korean(h: Harness) -> None:
     assert "*전달 문제*" in text
     assert "⚠ <#C0MINE>: 이 채널의 멤버가 아닙니다." in text
     assert "⚠ <#C0OTHER>: 채널이 보관되었습니다." in text
-    assert f"⚠ 알림 #{alert.id}: 이 워크스페이스에 대한 앱 권한이 취소되었습니다." in text
+    assert "⚠ 알림 #1: 이 워크스페이스에 대한 앱 권한이 취소되었습니다." in text
     # The user's own digests, in Korean, each with its problem; a healthy one without.
     assert "<#C0MINE>: 매일 09:00 UTC, ≥5% 및 $0.05, 모든 GPU — ⚠ 이 채널의 멤버가 아닙니다." in text
     assert "<#C0FINE>: 매일 09:00 UTC, ≥5% 및 $0.05, 모든 GPU\n" in text + "\n"
