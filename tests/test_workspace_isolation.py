@@ -104,6 +104,8 @@ def test_each_workspace_numbers_its_own_digests_and_alerts_from_one(loaded_engin
     # The same answer as for a number nobody has: B learns nothing about A's alerts.
     assert run(B, "alert", "off 3").text.replace("#3", "#N") == run(B, "alert", "off 4000").text.replace("#4000", "#N")
     assert [a.short_id for a in store.list_alerts(engine, team_id=A)] == [1, 2, 3, 4, 5]
+    # A number beyond the column (PostgreSQL's integer) is simply no alert of B's, not a database error.
+    assert run(B, "alert", "off 99999999999999999999").text == "You have no active alert #99999999999999999999."
     assert "A0" not in run(B, "digest", "list").text and "C0AONE" not in run(B, "digest", "list").text
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Mapping, Sequence
 
 from slack_bolt import App, BoltContext, Respond
 from slack_sdk import WebClient
@@ -16,7 +17,6 @@ from slack_sdk.errors import SlackApiError
 
 from bot.answer.actions import ACTION_ID
 from bot.slack.core import Reply
-from bot.render.cards import SlackMessage
 from bot.slack.delivery import (
     CHANNEL_REFUSALS,
     body_of,
@@ -115,7 +115,7 @@ def answer_in_thread(
         response_type="ephemeral", replace_original=False, **body_of(answer)
     ).status_code == 200:
         return
-    post_ephemeral(client, channel=channel, user_id=user_id, message=body_of(answer))
+    post_ephemeral(client, channel=channel, user_id=user_id, reply=answer)
 
 
 def pressed_label(action: ActionPayload) -> str:
@@ -139,12 +139,14 @@ def thread_of(body: ActionBody) -> str | None:
 def send_fresh(body: ActionBody, client: WebClient, reply: Reply | Message) -> None:
     """The answer as a new ephemeral message, saying why the old card did not change."""
     note = notice_context_block(reply.language, "expired")
-    post_ephemeral(client, channel=clicked_channel(body), user_id=body["user"]["id"], message=body_of(reply, extra=[note]))
+    post_ephemeral(client, channel=clicked_channel(body), user_id=body["user"]["id"], reply=reply, extra=[note])
 
 
-def post_ephemeral(client: WebClient, *, channel: str, user_id: str, message: SlackMessage) -> None:
+def post_ephemeral(
+    client: WebClient, *, channel: str, user_id: str, reply: Reply | Message, extra: Sequence[Mapping[str, object]] = ()
+) -> None:
     try:
-        client.chat_postEphemeral(channel=channel, user=user_id, **message)
+        client.chat_postEphemeral(channel=channel, user=user_id, **body_of(reply, extra=extra))
     except SlackApiError as exc:
         if slack_error(exc) not in CHANNEL_REFUSALS:
             raise
