@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import TypedDict, TypeVar
 
-from sqlalchemy import Engine, ScalarSelect, delete, func, insert, select, update
+from sqlalchemy import Engine, ScalarSelect, delete, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
@@ -109,7 +109,7 @@ def _upsert_subscription(
         if sub is None:
             sub = DigestSubscription(
                 team_id=team_id, channel_id=channel_id, created_by=user_id, created_at=now, last_prices_at=now,
-                short_id=next_short_id(DigestSubscription, team_id),  # type: ignore[arg-type]  # SQL run by the INSERT
+                short_id=next_short_id(s, DigestSubscription, team_id),  # type: ignore[arg-type]  # SQL run by the INSERT
                 **values)
             s.add(sub)
             s.flush()
@@ -124,17 +124,21 @@ def _upsert_subscription(
         return sub
 
 
-def next_short_id(table: type[DigestSubscription] | type[PriceAlert], team_id: str) -> ScalarSelect[int]:
-    """The team's next number, one more than its highest, computed by the INSERT itself: SQLite runs that
-    statement under its write lock, so concurrent writers there never collide (rows are switched off, not
-    deleted, so no number is reused)."""
+def next_short_id(
+    s: Session, table: type[DigestSubscription] | type[PriceAlert], team_id: str
+) -> ScalarSelect[int]:
+    """The team's next number, one more than its highest, computed by the INSERT itself (rows are switched off,
+    not deleted, so no number is reused). SQLite runs that statement under its write lock; on PostgreSQL a
+    transaction lock per team and table makes a concurrent numbering in the same team wait for this one."""
+    if s.get_bind().dialect.name == "postgresql":
+        s.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"{table.__tablename__}:{team_id}"})
     top = select(func.coalesce(func.max(col(table.short_id)), 0) + 1).where(col(table.team_id) == team_id)
     return top.scalar_subquery()
 
 
 def numbered(write: Callable[[], _Row]) -> _Row:
-    """Run a write that numbers a new row; when a concurrent one took the same number first (PostgreSQL reads
-    the highest before the other commits), run it again a moment later."""
+    """Run a write that numbers a new row, again a moment later if a concurrent write won a unique key first
+    (the same channel subscribed twice at once; a number, should the locks above ever be bypassed)."""
     for attempt in range(1, NUMBERING_TRIES + 1):
         try:
             return write()
@@ -357,7 +361,7 @@ def add_alert(
             alert = PriceAlert(
                 team_id=team_id, user_id=user_id, gpu_id=gpu_id, op=op, usd_per_gpu_hour=usd_per_gpu_hour,
                 language=language, created_at=now,
-                short_id=next_short_id(PriceAlert, team_id),  # type: ignore[arg-type]  # SQL run by the INSERT
+                short_id=next_short_id(s, PriceAlert, team_id),  # type: ignore[arg-type]  # SQL run by the INSERT
             )
             s.add(alert)
             s.flush()
