@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import random
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import TypedDict
+from typing import TypedDict, TypeVar
 
-from sqlalchemy import Engine, delete, insert, select, update
+from sqlalchemy import Engine, ScalarSelect, delete, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
@@ -27,6 +29,9 @@ CLAIM_LEASE = timedelta(minutes=5)  # a claim older than this whose owner never 
 MAX_ERROR_CHARS = 300
 # Why a whole workspace is paused (bot.slack.listeners.lifecycle): its digests are not posted, its alerts do not fire.
 PAUSE_REASONS = frozenset({"app_uninstalled", "token_revoked"})
+# Two rows numbered at the same moment in one team take the same next number; the loser tries again.
+NUMBERING_TRIES = 5
+_Row = TypeVar("_Row")
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +90,13 @@ def upsert_subscription(
     engine: Engine, *, team_id: str, channel_id: str, settings: SubscriptionSettings, user_id: str, now: datetime
 ) -> DigestSubscription:
     """Subscribe a channel, or change its settings; a re-subscription clears its last error."""
+    return numbered(lambda: _upsert_subscription(engine, team_id=team_id, channel_id=channel_id, settings=settings,
+                                                 user_id=user_id, now=now))
+
+
+def _upsert_subscription(
+    engine: Engine, *, team_id: str, channel_id: str, settings: SubscriptionSettings, user_id: str, now: datetime
+) -> DigestSubscription:
     values: _SettingsColumns = {
         "cadence": settings.cadence, "local_hour": settings.local_hour, "local_minute": settings.local_minute,
         "timezone": settings.timezone, "weekday": settings.weekday, "threshold_pct": settings.threshold_pct,
@@ -95,9 +107,13 @@ def upsert_subscription(
     with Session(engine, expire_on_commit=False) as s, s.begin():
         sub = _find(s, team_id, channel_id)
         if sub is None:
-            sub = DigestSubscription(team_id=team_id, channel_id=channel_id, created_by=user_id, created_at=now,
-                                     last_prices_at=now, **values)
+            sub = DigestSubscription(
+                team_id=team_id, channel_id=channel_id, created_by=user_id, created_at=now, last_prices_at=now,
+                short_id=next_short_id(s, DigestSubscription, team_id),  # type: ignore[arg-type]  # SQL run by the INSERT
+                **values)
             s.add(sub)
+            s.flush()
+            s.refresh(sub, ["short_id"])
         else:
             if sub.status == "off" or sub.gpu_filter != values["gpu_filter"]:  # paused → resumed keeps its baseline
                 sub.last_prices_at = now  # a (re)started or re-scoped digest starts from today's prices
@@ -106,6 +122,32 @@ def upsert_subscription(
                 setattr(sub, k, v)
         s.flush()
         return sub
+
+
+def next_short_id(
+    s: Session, table: type[DigestSubscription] | type[PriceAlert], team_id: str
+) -> ScalarSelect[int]:
+    """The team's next number, one more than its highest, computed by the INSERT itself (rows are switched off,
+    not deleted, so no number is reused). SQLite runs that statement under its write lock; on PostgreSQL a
+    transaction lock per team and table makes a concurrent numbering in the same team wait for this one."""
+    if s.get_bind().dialect.name == "postgresql":
+        s.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"{table.__tablename__}:{team_id}"})
+    top = select(func.coalesce(func.max(col(table.short_id)), 0) + 1).where(col(table.team_id) == team_id)
+    return top.scalar_subquery()
+
+
+def numbered(write: Callable[[], _Row]) -> _Row:
+    """Run a write that numbers a new row, again a moment later if a concurrent write won a unique key first
+    (the same channel subscribed twice at once; a number, should the locks above ever be bypassed)."""
+    for attempt in range(1, NUMBERING_TRIES + 1):
+        try:
+            return write()
+        except IntegrityError:
+            if attempt == NUMBERING_TRIES:
+                raise
+            log.info("a number was taken by a concurrent write; trying again (%d)", attempt)
+            time.sleep(random.uniform(0, 0.01 * attempt))
+    raise AssertionError("unreachable")
 
 
 def _find(s: Session, team_id: str, channel_id: str) -> DigestSubscription | None:
@@ -312,13 +354,21 @@ def record_source(engine: Engine, *, source: str, provider_id: str, now: datetim
 def add_alert(
     engine: Engine, *, team_id: str, user_id: str, gpu_id: str, op: str, usd_per_gpu_hour: Decimal, language: str, now: datetime
 ) -> PriceAlert:
-    """A personal alert, armed: it fires once when the price crosses the line."""
-    with Session(engine, expire_on_commit=False) as s, s.begin():
-        alert = PriceAlert(team_id=team_id, user_id=user_id, gpu_id=gpu_id, op=op, usd_per_gpu_hour=usd_per_gpu_hour,
-                           language=language, created_at=now)
-        s.add(alert)
-        s.flush()
-        return alert
+    """A personal alert, armed: it fires once when the price crosses the line; numbered within the team."""
+
+    def write() -> PriceAlert:
+        with Session(engine, expire_on_commit=False) as s, s.begin():
+            alert = PriceAlert(
+                team_id=team_id, user_id=user_id, gpu_id=gpu_id, op=op, usd_per_gpu_hour=usd_per_gpu_hour,
+                language=language, created_at=now,
+                short_id=next_short_id(s, PriceAlert, team_id),  # type: ignore[arg-type]  # SQL run by the INSERT
+            )
+            s.add(alert)
+            s.flush()
+            s.refresh(alert, ["short_id"])
+            return alert
+
+    return numbered(write)
 
 
 def list_alerts(engine: Engine, *, team_id: str | None = None, user_id: str | None = None, active_only: bool = True) -> list[PriceAlert]:
@@ -333,12 +383,13 @@ def list_alerts(engine: Engine, *, team_id: str | None = None, user_id: str | No
         return list(s.execute(q).scalars())
 
 
-def turn_alert_off(engine: Engine, *, team_id: str, user_id: str, alert_id: int) -> bool:
-    """Switch off one of the user's own alerts; False when it is not theirs or already off."""
+def turn_alert_off(engine: Engine, *, team_id: str, user_id: str, short_id: int) -> bool:
+    """Switch off one of the user's own alerts by its number in the team; False when it is not theirs or already off."""
     with Session(engine) as s, s.begin():
         result = s.exec(
             update(PriceAlert)
-            .where(col(PriceAlert.id) == alert_id, col(PriceAlert.team_id) == team_id, col(PriceAlert.user_id) == user_id,
+            .where(col(PriceAlert.short_id) == short_id, col(PriceAlert.team_id) == team_id,
+                   col(PriceAlert.user_id) == user_id,
                    col(PriceAlert.active) == True)
             .values(active=False)
         )

@@ -19,9 +19,13 @@ class DigestSubscription(SQLModel, table=True):
     """One channel's digest settings in one workspace (at most one per channel)."""
 
     __tablename__ = "digest_subscription"
-    __table_args__ = (UniqueConstraint("team_id", "channel_id", name="uq_digest_channel"),)
+    __table_args__ = (
+        UniqueConstraint("team_id", "channel_id", name="uq_digest_channel"),
+        UniqueConstraint("team_id", "short_id", name="uq_digest_short_id"),
+    )
     id: int | None = Field(default=None, primary_key=True)
     team_id: str = Field(index=True)
+    short_id: int  # the number the workspace sees (1, 2, 3 … per team): `id` would tell how many others have
     channel_id: str
     cadence: str  # daily, weekly
     local_hour: int
@@ -65,9 +69,13 @@ class PriceAlert(SQLModel, table=True):
     """A personal alert: DM the user once when the cheapest price crosses the line, re-arm when back."""
 
     __tablename__ = "price_alert"
-    __table_args__ = (Index("ix_price_alert_user", "team_id", "user_id"),)
+    __table_args__ = (
+        Index("ix_price_alert_user", "team_id", "user_id"),
+        UniqueConstraint("team_id", "short_id", name="uq_price_alert_short_id"),
+    )
     id: int | None = Field(default=None, primary_key=True)
     team_id: str
+    short_id: int  # "alert #3": numbered per team, so no workspace learns how many alerts the others have
     user_id: str
     gpu_id: str = Field(foreign_key="gpu.id")
     op: str  # "<" or ">"

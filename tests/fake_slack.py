@@ -62,6 +62,9 @@ class FakeSlack:
     # a post that would make a third in the same channel within this window gets a 429.
     channel_interval_s: float = 0.0
     rate_limited: list[str] = field(default_factory=list)  # channels that got a 429 from that rule
+    # Response URLs handed out with a button click (Harness.action): True when the clicked message was the
+    # clicker's own ephemeral answer, the only message the app may replace or delete (issue 21).
+    clicks: dict[str, bool] = field(default_factory=dict)
     _posts: dict[str, list[float]] = field(default_factory=dict)
     _ts: itertools.count = field(default_factory=lambda: itertools.count(1))  # type: ignore[type-arg]
     _lock: threading.Condition = field(default_factory=threading.Condition)
@@ -94,8 +97,30 @@ class FakeSlack:
         return self
 
     def stop(self) -> None:
+        """Stop serving; fails the test if the app changed or removed a message others could see (issue 21)."""
         self.server.shutdown()
         self.server.server_close()
+        changed = self.visible_changes()
+        assert not changed, f"messages others can see were changed or removed: {changed}"
+
+    def clicked(self, response_url: str, *, ephemeral: bool) -> None:
+        """Record that this response URL came with a click on an ephemeral (own) or visible message."""
+        with self._lock:
+            self.clicks[response_url.removeprefix(self.url)] = ephemeral
+
+    def visible_changes(self) -> list[str]:
+        """Calls that changed or removed a message others can see: any chat.update or chat.delete (Slack has
+        no other way to change a visible message, and neither can touch an ephemeral one), and a replace or
+        delete at the response URL of a click on a message that was not the clicker's own ephemeral answer."""
+        with self._lock:
+            calls = list(self.calls)
+        found = [f"{c.method} {c.params.get('channel')} {c.params.get('ts')}" for c in calls
+                 if c.method in ("chat.update", "chat.delete")]
+        for c in calls:
+            changes = [k for k in ("replace_original", "delete_original") if c.params.get(k) in (True, "true")]
+            if changes and self.clicks.get(c.path) is False:
+                found.append(f"{'/'.join(changes)} at {c.path}, a click on a message others can see")
+        return found
 
     @property
     def url(self) -> str:
@@ -266,16 +291,19 @@ def event_body(event: dict[str, Any], *, event_id: str) -> str:
 
 def block_actions_body(action_id: str, value: str, *, user: str = "U0ALICE", channel: str = "C0GENERAL",
                        message_ts: str, response_url: str, ephemeral: bool,
-                       message: dict[str, Any] | None = None) -> str:
+                       message: dict[str, Any] | None = None, label: str | None = None) -> str:
+    container = {"type": "message", "message_ts": message_ts, "channel_id": channel, "is_ephemeral": ephemeral}
+    if message is not None and message.get("thread_ts"):  # Slack names the thread of a message in one
+        container["thread_ts"] = message["thread_ts"]
     payload: dict[str, Any] = {
         "type": "block_actions", "user": {"id": user, "username": user.lower(), "team_id": TEAM_ID},
         "api_app_id": APP_ID, "token": "9s8d9as89d8as9d8as989",
-        "container": {"type": "message", "message_ts": message_ts, "channel_id": channel, "is_ephemeral": ephemeral},
+        "container": container,
         "trigger_id": f"12321423423.333649436676.{uuid.uuid4().hex}",  # one per click, as Slack's
         "team": {"id": TEAM_ID, "domain": "fake"}, "channel": {"id": channel, "name": "general"},
         "response_url": response_url,
         "actions": [{"action_id": action_id, "block_id": "b1", "value": value, "type": "button",
-                     "text": {"type": "plain_text", "text": action_id}, "action_ts": f"{time.time():.6f}"}],
+                     "text": {"type": "plain_text", "text": label or action_id}, "action_ts": f"{time.time():.6f}"}],
     }
     if message is not None:
         payload["message"] = message
@@ -399,6 +427,7 @@ class Harness:
         return post(self.server.port, body, headers)
 
     def action(self, action_id: str, value: str, **kwargs) -> tuple[int, str]:
+        self.slack.clicked(kwargs["response_url"], ephemeral=kwargs["ephemeral"])
         body = block_actions_body(action_id, value, **kwargs)
         return post(self.server.port, body, signed_headers(body))
 

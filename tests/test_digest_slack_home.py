@@ -96,7 +96,7 @@ def test_home_shows_each_problem_in_korean(h: Harness) -> None:
     assert "*전달 문제*" in text
     assert "⚠ <#C0MINE>: 이 채널의 멤버가 아닙니다." in text
     assert "⚠ <#C0OTHER>: 채널이 보관되었습니다." in text
-    assert f"⚠ 알림 #{alert.id}: 이 워크스페이스에 대한 앱 권한이 취소되었습니다." in text
+    assert "⚠ 알림 #1: 이 워크스페이스에 대한 앱 권한이 취소되었습니다." in text
     # The user's own digests, in Korean, each with its problem; a healthy one without.
     usd = format_currency(Decimal("0.05"), "USD", locale="ko")  # CLDR's Korean form of $0.05 ("US$0.05")
     assert f"<#C0MINE>: 매일 09:00 UTC, ≥5% 및 {usd}, 모든 GPU — ⚠ 이 채널의 멤버가 아닙니다." in text

@@ -84,7 +84,8 @@ def test_one_post_per_period_with_metadata(engine: Engine, snap: Any, slack: Fak
     assert periods == [("2025-05-05", "empty"), ("2025-05-06", "posted"), ("2025-05-07", "empty")]
     (post,) = slack.state.posts("C1")
     assert post["metadata"] == {"event_type": EVENT_TYPE,
-                                "event_payload": {"subscription_id": 1, "period": "2025-05-06", "changes": 2}}
+                                "event_payload": {"team_id": "T1", "subscription_id": 1, "period": "2025-05-06",
+                                                  "changes": 2}}
     assert "H100" in post["text"] or "H100" in str(post["blocks"])
 
 

@@ -40,7 +40,8 @@ def test_unposted_stuck_period_is_missed_and_folded_into_the_next(engine: Engine
     assert report.outcomes == {"missed": ["subscription 1 (T1/C1) 2025-05-06"], "posted": ["subscription 1 (T1/C1)"]}
     (post,) = slack.state.posts("C1")
     # Day 6 carries what day 5 would have said: H100 −10 % and A100×8 +6.2 % (1.01⁶) since subscribing.
-    assert post["metadata"]["event_payload"] == {"subscription_id": 1, "period": "2025-05-07", "changes": 2}
+    assert post["metadata"]["event_payload"] == {"team_id": "T1", "subscription_id": 1, "period": "2025-05-07",
+                                                "changes": 2}
     assert [(p.period_key, p.status) for p in store.period_rows(engine)] == [("2025-05-06", "missed"),
                                                                            ("2025-05-07", "posted")]
     home = list_for_user(engine, snapshot=snap, team_id="T1", user_id="U1", now=at(6))

@@ -23,3 +23,11 @@ def test_the_language_notices_are_translated(lang: str) -> None:
     same = [k for k in LANG_KEYS if other[k] == english[k]]
     assert same == []
     assert {k: placeholders(other[k]) for k in LANG_KEYS} == {k: placeholders(english[k]) for k in LANG_KEYS}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_share_button_has_one_label_wherever_it_is_shown(lang: str) -> None:
+    """The card's own share button (btn.share) and the one the Slack shell adds (share.button) are the same
+    button: one label in every language (the issue saw "Share to channel" beside "Share in channel")."""
+    catalog = load_catalog(lang)
+    assert catalog["btn.share"] == catalog["share.button"]

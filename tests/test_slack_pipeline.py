@@ -67,3 +67,23 @@ def test_what_if_button_updates_the_card_in_place(real: Harness) -> None:
     assert update.params["replace_original"] is True
     _valid(update.params)
     assert update.params["blocks"] != card["blocks"]
+
+
+def test_what_if_on_a_shared_card_answers_in_its_thread_with_a_valid_card(real: Harness) -> None:
+    """The real card shared in a channel: the what-if comes back as a thread reply; the shared card stays."""
+    real.command("fine-tune llama 3.1 8b with lora", name="c")
+    real.slack.wait_for(lambda calls: any(c.path == "/response/c" for c in calls))
+    card = real.slack.responses()[0].params
+    [button, *_] = [e for b in card["blocks"] if b["type"] == "actions" for e in b["elements"]
+                    if e.get("action_id", "").startswith("whatif.")]
+    shared = {"type": "message", "ts": "1700000003.000100", "text": card["text"], "blocks": card["blocks"]}
+    real.action(button["action_id"], button["value"], message_ts=shared["ts"], message=shared, ephemeral=False,
+                response_url=real.slack.response_url("c3"), label=button["text"]["text"])
+    [reply] = posted(real, "chat.postMessage")
+    _valid(reply.params)
+    assert reply.params["thread_ts"] == shared["ts"]
+    # Who asked and which button (the line's language is the card's as detected from its text: issue 21 item 2).
+    line = reply.params["blocks"][0]["elements"][0]["text"]
+    assert line.startswith("<@U0ALICE> ") and line.endswith(f"*{button['text']['text']}*")
+    assert reply.params["blocks"][1:] != card["blocks"]
+    assert [c.path for c in real.slack.quiet(0.3) if c.path == "/response/c3"] == []

@@ -39,6 +39,7 @@ PCT = re.compile(r"^(\d+(?:\.\d+)?)%$")
 USD = re.compile(r"^\$?(\d+(?:\.\d+)?)(?:\$|usd)?(?:/(?:h|hr|hour|gpu-?h(?:ou)?r?))?$")
 OPS = {"<": "<", "<=": "<", "below": "<", "under": "<", "less": "<", ">": ">", ">=": ">", "above": ">", "over": ">"}
 OFF_WORDS = ("off", "stop", "unsubscribe", "cancel")
+MAX_SHORT_ID = 2**31 - 1  # a bigger "alert off N" is no alert of ours (and would overflow the column)
 
 
 TextParam = str | int | texts.Usd | texts.Percent | texts.Day  # a value a text's `{placeholder}` shows (money and percentages
@@ -258,7 +259,7 @@ def describe_subscription(sub: DigestSubscription, snapshot: Snapshot, lang: str
     gpus = [g for g in sub.gpu_filter.split(",") if g]
     when = f"{WEEKDAYS[sub.weekday]} " if sub.cadence == "weekly" else ""
     return {
-        "id": store.stored_id(sub), "channel_id": sub.channel_id, "cadence": sub.cadence,
+        "id": sub.short_id, "channel_id": sub.channel_id, "cadence": sub.cadence,
         "time": f"{when}{sub.local_hour:02d}:{sub.local_minute:02d}", "timezone": sub.timezone,
         "when": local_time(sub, lang),
         "threshold_pct": str(sub.threshold_pct.normalize()), "threshold_usd": f"{sub.threshold_usd:.2f}",
@@ -355,7 +356,7 @@ def parse_alert(words: Sequence[str], snapshot: Snapshot) -> tuple[str, str, Dec
 
 
 def describe_alert(alert: PriceAlert, snapshot: Snapshot) -> AlertInfo:
-    return {"id": store.stored_id(alert), "gpu": alert.gpu_id, "gpu_name": _gpu_names(snapshot, [alert.gpu_id]), "op": alert.op,
+    return {"id": alert.short_id, "gpu": alert.gpu_id, "gpu_name": _gpu_names(snapshot, [alert.gpu_id]), "op": alert.op,
             "usd_per_gpu_hour": f"{alert.usd_per_gpu_hour:.2f}", "armed": alert.armed, "active": alert.active,
             "last_fired_at": alert.last_fired_at.isoformat() if alert.last_fired_at else None, "last_error": alert.last_error}
 
@@ -386,11 +387,12 @@ def handle_alert_command(
         return CommandResult(True, "alert.list", {"lines": lines}, message("alert.list", lang, lines=lines), {"alerts": alerts})
     if verb in ("off", "delete", "remove"):
         ident = words[1].lstrip("#") if len(words) > 1 else ""
-        if not ident.isdigit():
+        if not (ident.isascii() and ident.isdigit()):
             return _alert_error(CommandProblem("problem.alert_which"), lang)
-        done = store.turn_alert_off(engine, team_id=team_id, user_id=user_id, alert_id=int(ident))
+        number = int(ident)  # the alert's number in this workspace (`alert list`), never a global row id
+        done = number <= MAX_SHORT_ID and store.turn_alert_off(engine, team_id=team_id, user_id=user_id, short_id=number)
         code = "alert.off" if done else "alert.not_found"
-        return CommandResult(done, code, {"id": int(ident)}, message(code, lang, id=int(ident)))
+        return CommandResult(done, code, {"id": number}, message(code, lang, id=number))
     try:
         gpu_id, op, usd, others = parse_alert(words, snapshot)
     except CommandProblem as exc:
@@ -399,7 +401,7 @@ def handle_alert_command(
     current = cheapest_usd_per_gpu_hour(snapshot, gpu_id)
     gpu = _gpu_names(snapshot, [gpu_id])
     note = message("alert.added.note", lang, gpu=gpu, others=_gpu_names(snapshot, others)) if others else ""
-    params = TextParams(id=store.stored_id(alert), gpu=gpu, op=op, usd=f"{usd:.2f}",
+    params = TextParams(id=alert.short_id, gpu=gpu, op=op, usd=f"{usd:.2f}",
                         now=f"{current:.2f}" if current is not None else message("alert.now.none", lang), note=note)
     now_shown: TextParam = texts.Usd(current) if current is not None else params["now"]
     shown: dict[str, TextParam] = {k: v for k, v in params.items() if isinstance(v, (str, int))}

@@ -12,7 +12,7 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -173,18 +173,34 @@ class _HistoryMessage(TypedDict, total=False):
     metadata: _EventMetadata
 
 
-def find_posted(client: WebClient, channel: str, subscription_id: int, period_key: str, oldest: datetime) -> str | None:
+def digest_metadata(sub: DigestSubscription, period_key: str, changes: int) -> dict[str, object]:
+    """What our digest carries (Slack message metadata, readable by anyone in the channel): the workspace and its
+    own number for the subscription, never the global row id (it would tell how many digests others have)."""
+    return {"event_type": EVENT_TYPE,
+            "event_payload": {"team_id": sub.team_id, "subscription_id": sub.short_id, "period": period_key,
+                              "changes": changes}}
+
+
+def is_our_digest(payload: Mapping[str, object], sub: DigestSubscription, period_key: str) -> bool:
+    """This subscription's digest for the period: by team and number, or (posted before migration 0007,
+    without a team) by the global row id."""
+    if payload.get("period") != period_key:
+        return False
+    if "team_id" in payload:
+        return payload["team_id"] == sub.team_id and str(payload.get("subscription_id")) == str(sub.short_id)
+    return str(payload.get("subscription_id")) == str(sub.id)
+
+
+def find_posted(client: WebClient, sub: DigestSubscription, period_key: str, oldest: datetime) -> str | None:
     """The ts of our digest for this period if it is already in the channel (message metadata), else None."""
     cursor = None
     for _ in range(HISTORY_PAGES):
-        resp = client.conversations_history(channel=channel, oldest=f"{oldest.timestamp():.6f}", limit=200,
+        resp = client.conversations_history(channel=sub.channel_id, oldest=f"{oldest.timestamp():.6f}", limit=200,
                                             include_all_metadata=True, cursor=cursor)
         messages: list[_HistoryMessage] = resp.get("messages", [])
         for msg in messages:
             meta = msg.get("metadata") or _EventMetadata()
-            payload = meta.get("event_payload") or {}
-            if meta.get("event_type") == EVENT_TYPE and str(payload.get("subscription_id")) == str(subscription_id) \
-                    and payload.get("period") == period_key:
+            if meta.get("event_type") == EVENT_TYPE and is_our_digest(meta.get("event_payload") or {}, sub, period_key):
                 return str(msg["ts"])
         cursor = (resp.get("response_metadata") or {}).get("next_cursor")
         if not resp.get("has_more") or not cursor:
@@ -295,7 +311,7 @@ class Scheduler:
         ts = None
         if client is not None:
             try:
-                ts = find_posted(client, sub.channel_id, claim.subscription_id, row.period_key, scheduled - timedelta(hours=1))
+                ts = find_posted(client, sub, row.period_key, scheduled - timedelta(hours=1))
             except Exception as exc:  # noqa: BLE001  # classified: transient → retry later, permanent → missed
                 code = slack_error(exc)
                 if code not in PERMANENT_ERRORS:
@@ -319,7 +335,7 @@ class Scheduler:
         digest = subscription_digest(self.engine, sub, now=now, gpu_order=tuple(snapshot.gpus))
         try:
             if claim.takeover:
-                ts = find_posted(client, sub.channel_id, claim.subscription_id, claim.period_key, scheduled - timedelta(hours=1))
+                ts = find_posted(client, sub, claim.period_key, scheduled - timedelta(hours=1))
                 if ts is not None:
                     self._finish(claim, "posted", now, digest, ts)
                     return "recovered"
@@ -344,8 +360,7 @@ class Scheduler:
         from bot.digest.card import render_digest
 
         message = render_digest(digest, gpus=snapshot.gpus, providers=snapshot.providers, lang=sub.language, now=now)
-        metadata = {"event_type": EVENT_TYPE,
-                    "event_payload": {"subscription_id": claim.subscription_id, "period": claim.period_key, "changes": digest.change_count}}
+        metadata = digest_metadata(sub, claim.period_key, digest.change_count)
         resp = client.chat_postMessage(channel=sub.channel_id, text=message["text"], blocks=message["blocks"],
                                        metadata=metadata, unfurl_links=False, unfurl_media=False)
         ts = str(resp["ts"])
@@ -419,7 +434,7 @@ class Scheduler:
         token = self.tokens.bot_token(alert.team_id)
         gpu = snapshot.gpus.get(alert.gpu_id)
         prov = snapshot.providers.get(best.key.provider_id)
-        text = message("alert.fired", alert.language, id=store.stored_id(alert), gpu=gpu.name if gpu else alert.gpu_id,
+        text = message("alert.fired", alert.language, id=alert.short_id, gpu=gpu.name if gpu else alert.gpu_id,
                        usd=Usd(best.usd_per_gpu_hour), provider=prov.name if prov else best.key.provider_id,
                        count=best.key.gpu_count, instance=best.instance_type, op=alert.op,
                        line=Usd(Decimal(alert.usd_per_gpu_hour)))

@@ -11,7 +11,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.render.cards import BlockDict, SlackMessage
 from bot.slack.core import Reply
-from bot.slack.notices import SHARE_ACTION, Message, share_block
+from bot.slack.notices import SHARE_ACTION, Message, line_block, share_block
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +29,12 @@ def slack_error(exc: SlackApiError) -> str:
 def body_of(reply: Reply | Message, extra: Sequence[Mapping[str, object]] = ()) -> SlackMessage:
     """`text` + `blocks` keyword arguments for chat.* and response URLs."""
     return {"text": reply.text, "blocks": [dict(b) for b in reply.blocks] + [dict(b) for b in extra]}
+
+
+def with_line_above(reply: Reply | Message, line: str) -> Message:
+    """The answer with a line above it ("<@U…> asked: *Use spot*"), in the fallback text too (notifications)."""
+    blocks = (line_block(line), *(dict(b) for b in reply.blocks))
+    return Message(text=f"{line}\n{reply.text}", blocks=blocks, language=reply.language)
 
 
 def _elements(block: Mapping[str, object]) -> list[Mapping[str, object]]:

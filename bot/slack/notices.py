@@ -83,6 +83,18 @@ def shared_by_block(language: str, user_id: str) -> BlockDict:
     return ContextBlock(elements=[MarkdownTextObject(text=notice(language, "share.by", user=user_id))]).to_dict()
 
 
+LABEL_LIMIT = 75  # Slack's longest button label
+
+
+def asked_line(language: str, user_id: str, change: str) -> str:
+    """"<@U…> asked: *Use spot*": who pressed which button, above the answer it got (the label escaped)."""
+    return notice(language, "whatif.asked", user=user_id, change=change.replace("*", "")[:LABEL_LIMIT])
+
+
+def line_block(line: str) -> BlockDict:
+    return ContextBlock(elements=[MarkdownTextObject(text=line)]).to_dict()
+
+
 def notice_context_block(language: str, key: str) -> BlockDict:
     return ContextBlock(elements=[MarkdownTextObject(text=notice(language, key))]).to_dict()
 

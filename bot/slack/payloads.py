@@ -17,11 +17,13 @@ class ChannelRef(TypedDict):
 
 
 class Container(TypedDict, total=False):
-    """Where a pressed button lives: the message's channel and ts, and whether it is ephemeral."""
+    """Where a pressed button lives: the message's channel, ts and thread, and whether it is ephemeral."""
 
+    type: str  # "message" for a button on a message
     channel_id: str
     message_ts: str
-    is_ephemeral: bool
+    thread_ts: str
+    is_ephemeral: bool  # only the clicker sees the message: it is their own answer
 
 
 class MessageRef(TypedDict, total=False):
@@ -32,8 +34,13 @@ class MessageRef(TypedDict, total=False):
     text: str
 
 
+class PlainText(TypedDict, total=False):
+    text: str
+
+
 class SelectedOption(TypedDict, total=False):
     value: str
+    text: PlainText  # the option as the user saw it
 
 
 class ActionPayload(TypedDict, total=False):
@@ -41,6 +48,7 @@ class ActionPayload(TypedDict, total=False):
 
     action_id: Required[str]
     value: str
+    text: PlainText  # a button's label as the user saw it
     selected_option: SelectedOption
 
 

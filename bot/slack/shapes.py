@@ -202,23 +202,42 @@ class SslCheck(Context):
     ssl_check: Text
 
 
+class PlainText(BaseModel):
+    """A label as the user saw it (a button's `text`, an option's `text`): quoted in a what-if reply."""
+
+    model_config = _Slice
+    text: Text | None = None
+
+
 class SelectedOption(BaseModel):
     model_config = _Slice
     value: Text | None = None
+    text: PlainText | None = None
 
 
 class Action(BaseModel):
     model_config = _Slice
     action_id: ActionId
     value: Text | None = None
+    text: PlainText | None = None
     selected_option: SelectedOption | None = None
 
 
 class Container(BaseModel):
+    """Where the button is: a what-if answers in this thread unless the message is the clicker's own ephemeral."""
+
     model_config = _Slice
     channel_id: SlackId | None = None
     message_ts: Ts | None = None
+    thread_ts: Ts | None = None
     is_ephemeral: StrictBool | None = None
+
+
+class MessageRef(Context):
+    """The clicked message: its ts and thread (where a what-if answers) and text (its language)."""
+
+    ts: Ts | None = None
+    text: Text | None = None
 
 
 class PressedBy(Ref):
@@ -232,6 +251,7 @@ class BlockActions(Context):
     user: PressedBy
     actions: Annotated[list[Action], Field(min_length=1)]  # type: ignore[assignment]  # narrowed
     container: Container | None = None
+    message: MessageRef | None = None
     trigger_id: Text | None = None
 
 

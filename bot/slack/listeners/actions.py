@@ -1,10 +1,15 @@
-"""Card buttons: pick a GPU, what-if changes, compare top two, open a KB entry, share to the channel."""
+"""Card buttons: pick a GPU, what-if changes, compare top two, open a KB entry, share to the channel.
+
+A message others can see never changes under them: a button on it answers in its thread (the clicker's own
+ephemeral answer is the only message replaced), and sharing removes only the sharer's ephemeral original.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
 import re
+from collections.abc import Mapping, Sequence
 
 from slack_bolt import App, BoltContext, Respond
 from slack_sdk import WebClient
@@ -12,12 +17,19 @@ from slack_sdk.errors import SlackApiError
 
 from bot.answer.actions import ACTION_ID
 from bot.slack.core import Reply
-from bot.slack.delivery import CHANNEL_REFUSALS, body_of, slack_error, without_share_button
+from bot.slack.delivery import (
+    CHANNEL_REFUSALS,
+    body_of,
+    slack_error,
+    with_line_above,
+    without_share_button,
+)
 from bot.slack.language import reply_language
 from bot.slack.listeners.lazy import acknowledge, register_lazy
 from bot.slack.notices import (
     SHARE_ACTION,
     Message,
+    asked_line,
     notice_context_block,
     notice_message,
     shared_by_block,
@@ -33,6 +45,8 @@ log = logging.getLogger(__name__)
 # model.size.N, kb.open.N, price.show(.N), specs.show. `share` has its own listener, registered first.
 CARD_ACTIONS = ACTION_ID
 ANY_ACTION = re.compile(r".*")
+# chat.postMessage into a thread is also refused when its message is gone or takes no replies.
+THREAD_REFUSALS = frozenset({"thread_not_found", "message_not_found", "invalid_thread_ts", "cannot_reply_to_message"})
 
 
 def register(app: App, services: Services) -> None:
@@ -50,7 +64,10 @@ def handle_card_action(
     language = card_language(body, context, client, services)
     value = action.get("value") or (action.get("selected_option") or {}).get("value") or ""
     reply = services.core.apply_action(action["action_id"], value, lang=language, now=services.clock())
-    update_card(body, client, respond, reply)
+    if is_own_ephemeral(body):
+        replace_own_answer(body, client, respond, reply)
+    else:
+        answer_in_thread(action, body, client, respond, reply)
 
 
 def card_language(body: ActionBody, context: BoltContext, client: WebClient, services: Services) -> str:
@@ -67,39 +84,80 @@ def card_language(body: ActionBody, context: BoltContext, client: WebClient, ser
     return reply_language(client, services, text=text, team_id=str(context.team_id), user_id=body["user"]["id"])
 
 
-def update_card(body: ActionBody, client: WebClient, respond: Respond | None, reply: Reply | Message) -> None:
-    """Replace the card in place; when that is no longer possible (days old, deleted), send it fresh."""
-    container = body.get("container") or {}
-    if container.get("is_ephemeral") and respond is not None and respond.response_url:
-        updated = respond(replace_original=True, **body_of(reply)).status_code == 200
-    else:
-        try:
-            client.chat_update(channel=container["channel_id"], ts=container["message_ts"], **body_of(reply))
-            updated = True
-        except SlackApiError as exc:
-            log.info("card %s not updated: %s", container.get("message_ts"), slack_error(exc))
-            updated = False
-    if not updated:
-        send_fresh(body, client, reply)
+def is_own_ephemeral(body: ActionBody) -> bool:
+    """Only the clicker ever sees an ephemeral message: their own answer, the one message a button may replace."""
+    return (body.get("container") or {}).get("is_ephemeral") is True
+
+
+def replace_own_answer(body: ActionBody, client: WebClient, respond: Respond | None, reply: Reply | Message) -> None:
+    """Replace the clicker's ephemeral answer (response URL); when that is no longer possible, send it fresh."""
+    if respond is not None and respond.response_url and respond(replace_original=True, **body_of(reply)).status_code == 200:
+        return
+    send_fresh(body, client, reply)
+
+
+def answer_in_thread(
+    action: ActionPayload, body: ActionBody, client: WebClient, respond: Respond | None, reply: Reply | Message
+) -> None:
+    """A message others can see never changes under them: the new answer goes into its thread, saying who asked
+    what. Where the app cannot post (not a member, the message gone), the clicker alone gets it, ephemerally."""
+    user_id = body["user"]["id"]
+    answer = with_line_above(reply, asked_line(reply.language, user_id, pressed_label(action)))
+    channel = clicked_channel(body)
+    try:
+        client.chat_postMessage(channel=channel, thread_ts=thread_of(body), **body_of(answer))
+        return
+    except SlackApiError as exc:
+        if slack_error(exc) not in CHANNEL_REFUSALS | THREAD_REFUSALS:
+            raise
+        log.info("what-if in %s answered to %s alone: %s", channel, user_id, slack_error(exc))
+    if respond is not None and respond.response_url and respond(
+        response_type="ephemeral", replace_original=False, **body_of(answer)
+    ).status_code == 200:
+        return
+    post_ephemeral(client, channel=channel, user_id=user_id, reply=answer)
+
+
+def pressed_label(action: ActionPayload) -> str:
+    """The button's label (or the picked option) as the user saw it; the action id if Slack sent neither."""
+    label = (action.get("text") or {}).get("text") or ((action.get("selected_option") or {}).get("text") or {}).get("text")
+    return label or action["action_id"]
+
+
+def clicked_channel(body: ActionBody) -> str:
+    channel_ref = body.get("channel")
+    return str((body.get("container") or {}).get("channel_id") or (channel_ref["id"] if channel_ref else None))
+
+
+def thread_of(body: ActionBody) -> str | None:
+    """The thread the clicked message is in, or the message itself as a new thread's parent."""
+    container, message = body.get("container") or {}, body.get("message") or {}
+    return (message.get("thread_ts") or container.get("thread_ts") or message.get("ts")
+            or container.get("message_ts") or None)
 
 
 def send_fresh(body: ActionBody, client: WebClient, reply: Reply | Message) -> None:
     """The answer as a new ephemeral message, saying why the old card did not change."""
-    channel_ref = body.get("channel")
-    channel = str((body.get("container") or {}).get("channel_id") or (channel_ref["id"] if channel_ref else None))
     note = notice_context_block(reply.language, "expired")
+    post_ephemeral(client, channel=clicked_channel(body), user_id=body["user"]["id"], reply=reply, extra=[note])
+
+
+def post_ephemeral(
+    client: WebClient, *, channel: str, user_id: str, reply: Reply | Message, extra: Sequence[Mapping[str, object]] = ()
+) -> None:
     try:
-        client.chat_postEphemeral(channel=channel, user=body["user"]["id"], **body_of(reply, extra=[note]))
+        client.chat_postEphemeral(channel=channel, user=user_id, **body_of(reply, extra=extra))
     except SlackApiError as exc:
         if slack_error(exc) not in CHANNEL_REFUSALS:
             raise
-        log.info("no way to reach user %s in %s: %s", body["user"]["id"], channel, slack_error(exc))
+        log.info("no way to reach user %s in %s: %s", user_id, channel, slack_error(exc))
 
 
 def handle_share(
     *, payload: ActionPayload, body: ActionBody, context: BoltContext, client: WebClient,
     respond: Respond | None, services: Services, **_: object,
 ) -> None:
+    """A copy goes to the channel; only the sharer's own ephemeral original is removed, never a message others see."""
     action = payload
     user_id = body["user"]["id"]
     reply = shared_reply(action.get("value") or "", body, context, client, services)
@@ -108,10 +166,12 @@ def handle_share(
         blocks=(*without_share_button(reply.blocks), shared_by_block(reply.language, user_id)),
         language=reply.language,
     )
-    if respond is not None and respond.response_url and respond(response_type="in_channel", replace_original=False, **body_of(shared)).status_code == 200:
+    if is_own_ephemeral(body) and respond is not None and respond.response_url and respond(
+        response_type="in_channel", replace_original=False, **body_of(shared)
+    ).status_code == 200:
         respond(delete_original=True)
         return
-    channel = (body.get("container") or {}).get("channel_id") or body["channel"]["id"]
+    channel = clicked_channel(body)
     try:
         client.chat_postMessage(channel=channel, **body_of(shared))
     except SlackApiError as exc:
