@@ -4,9 +4,10 @@ missed with their changes folded into the next digest; shown in `digest run --js
 from __future__ import annotations
 
 import time
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any
 
+from babel.dates import format_date
 from fake_slack_digest import FakeSlack
 from sqlalchemy import Engine
 from test_digest_data import play_month
@@ -45,7 +46,8 @@ def test_unposted_stuck_period_is_missed_and_folded_into_the_next(engine: Engine
     assert [(p.period_key, p.status) for p in store.period_rows(engine)] == [("2025-05-06", "missed"),
                                                                            ("2025-05-07", "posted")]
     home = list_for_user(engine, snapshot=snap, team_id="T1", user_id="U1", now=at(6))
-    assert home.missed == ("<#C1>: the digest for 2025-05-06 could not be posted; its changes come in the next one.",)
+    day = format_date(date(2025, 5, 6), format="medium", locale="en")  # the missed period as English writes a date
+    assert home.missed == (f"<#C1>: the digest for {day} could not be posted; its changes come in the next one.",)
     assert list_for_user(engine, snapshot=snap, team_id="T1", user_id="U1", now=at(14)).missed == ()  # a week later
 
 
