@@ -191,6 +191,7 @@ def _wait_answered(slack: FakeSlack, numbers: range, timeout_s: float) -> dict[i
     return _outcomes(slack.quiet(1.0))
 
 
+@pytest.mark.expect_traceback  # connections killed on purpose: an error boundary may log what it caught
 def test_postgres_connections_terminated_under_load_lose_and_double_nothing(engine: Any, backend: str, tmp_path: Any) -> None:
     """HTTP mode (ack in the web process, answers in worker processes) while PostgreSQL cuts connections.
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Engine
+from sqlalchemy.exc import OperationalError
 
 from bot.slack.guard import Delivery, Reschedule, backoff_s, delivering
 from bot.slack.ratelimit import Limiter
@@ -166,5 +167,8 @@ class Keeper:
                 if next_sweep <= 0:
                     self.sweep()
                     next_sweep = cfg.sweep_s
-            except Exception:  # a database hiccup must not stop the heartbeat for good
+            except OperationalError as exc:  # the database went away for a moment: the next beat tries again
+                log.warning("queue keeper step failed (database unavailable: %s); trying again in %.1f s",
+                            str(exc.orig or exc).splitlines()[0][:200], cfg.beat_s)
+            except Exception:  # anything else is a bug, shown with its traceback; the heartbeat still goes on
                 log.exception("queue keeper step failed")
