@@ -165,7 +165,11 @@ class PriceObservation(SQLModel, table=True):
     """Every price ever seen, so prices have a history."""
 
     __tablename__ = "price_observation"
-    __table_args__ = (Index("ix_obs_gpu_time", "gpu_id", "observed_at"),)
+    __table_args__ = (
+        Index("ix_obs_gpu_time", "gpu_id", "observed_at"),
+        # Covers knowledge.history.daily_cheapest's GROUP BY import, GPU (migration 0007).
+        Index("ix_obs_import_gpu_price", "import_id", "gpu_id", "tier", "usd_per_hour", "gpu_count", "instance_type"),
+    )
     id: int | None = Field(default=None, primary_key=True)
     import_id: int = Field(foreign_key="import_run.id", index=True)
     provider_id: str = Field(foreign_key="provider.id")
