@@ -185,6 +185,15 @@ class PriceObservation(SQLModel, table=True):
     market: str = "on-demand"  # rules.types.Market
 
 
+class CatalogStamp(SQLModel, table=True):
+    """Bumped by triggers on every write to the tables a snapshot reads (SQLite; migration 0008)."""
+
+    __tablename__ = "catalog_stamp"
+    id: int | None = Field(default=None, primary_key=True)
+    token: str  # drawn when the database was made
+    version: int
+
+
 class HubModel(SQLModel, table=True):
     """A Hugging Face model's config.json and safetensors parameter counts, as last read (knowledge.hub)."""
 
