@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from sqlalchemy import ColumnElement, Engine, func, select, type_coerce
+from sqlalchemy import ColumnElement, Engine, func, or_, select, type_coerce
 from sqlalchemy.types import NullType
 
 from knowledge import tables
@@ -85,10 +85,8 @@ def latest_per_feed(imports: Iterable[ImportInfo], at: datetime | None = None) -
     return latest
 
 
-def points_for_imports(
-    engine: Engine, import_ids: Sequence[int], gpu_ids: Iterable[str] = (), providers: Iterable[str] | None = None
-) -> tuple[list[PricePoint], dict[SeriesKey, Decimal]]:
-    """Observations of these imports as points (of `providers` only, when given), and marketplace p10 prices by series."""
+def points_for_imports(engine: Engine, import_ids: Sequence[int], gpu_ids: Iterable[str] = ()) -> tuple[list[PricePoint], dict[SeriesKey, Decimal]]:
+    """Observations of these imports as points, and marketplace p10 prices by series."""
     if not import_ids:
         return [], {}
     cols = (OBS.c.gpu_id, OBS.c.provider_id, OBS.c.instance_type, OBS.c.gpu_count, OBS.c.region, OBS.c.tier,
@@ -97,8 +95,6 @@ def points_for_imports(
     gpus = list(gpu_ids)
     if gpus:
         q = q.where(OBS.c.gpu_id.in_(gpus))
-    if providers is not None:
-        q = q.where(OBS.c.provider_id.in_(list(providers)))
     points: list[PricePoint] = []
     p10: dict[SeriesKey, Decimal] = {}
     with engine.connect() as conn:
@@ -127,14 +123,35 @@ def prices_at(engine: Engine, at: datetime | None = None, *, gpu_ids: Iterable[s
     ids = [i.id for i in latest_per_feed(imports, at).values()]
     gpus = list(gpu_ids)
     markets = marketplace_ids(engine)
-    points, p10 = points_for_imports(engine, ids, gpus, providers=markets)
+    points, p10 = _marketplace_points(engine, ids, gpus, markets)
     prices = summarise(points, markets)
     prices.update(_cloud_prices(engine, ids, gpus, markets))
-    p10.update(_p10_prices(engine, ids, gpus, markets))
     for key, value in p10.items():
         if key in prices:
             prices[key] = replace(prices[key], p10_usd_per_hour=value)
     return prices
+
+
+def _marketplace_points(
+    engine: Engine, import_ids: list[int], gpu_ids: list[str], markets: frozenset[str]
+) -> tuple[list[PricePoint], dict[SeriesKey, Decimal]]:
+    """What `points_for_imports` gives for the marketplaces' rows, and the p10 rows of every provider (one read)."""
+    if not import_ids:
+        return [], {}
+    cols = (OBS.c.gpu_id, OBS.c.provider_id, OBS.c.instance_type, OBS.c.gpu_count, OBS.c.region, OBS.c.tier,
+            OBS.c.usd_per_hour, OBS.c.observed_at, OBS.c.market)
+    q = select(*cols).where(OBS.c.import_id.in_(import_ids), or_(OBS.c.provider_id.in_(list(markets)), _p10_match(engine)))
+    if gpu_ids:
+        q = q.where(OBS.c.gpu_id.in_(gpu_ids))
+    points: list[PricePoint] = []
+    p10: dict[SeriesKey, Decimal] = {}
+    with engine.connect() as conn:
+        for g, prov, inst, count, region, tier, usd, at, market in conn.execute(q):
+            if inst.endswith(P10_MARK):
+                p10[SeriesKey(g, prov, count, tier, market)] = _decimal(usd)
+            elif prov in markets:
+                points.append(PricePoint(g, prov, inst, count, region, tier, _decimal(usd), as_utc(at), market))
+    return points, p10
 
 
 def _p10_match(engine: Engine) -> ColumnElement[bool]:
@@ -190,16 +207,6 @@ def _cloud_prices(
 
 def _decimal(usd: object) -> Decimal:
     return usd if isinstance(usd, Decimal) else Decimal(str(usd))
-
-
-def _p10_prices(engine: Engine, import_ids: list[int], gpu_ids: list[str], markets: frozenset[str]) -> dict[SeriesKey, Decimal]:
-    """The p10 rows of the cloud providers' imports (marketplaces' come with their listings)."""
-    if not import_ids:
-        return {}
-    q = (select(OBS.c.gpu_id, OBS.c.provider_id, OBS.c.gpu_count, OBS.c.tier, OBS.c.market, OBS.c.usd_per_hour)
-         .where(*_in_force(import_ids, gpu_ids, markets), _p10_match(engine)))
-    with engine.connect() as conn:
-        return {SeriesKey(g, prov, count, tier, market): _decimal(usd) for g, prov, count, tier, market, usd in conn.execute(q)}
 
 
 def daily_cheapest(
