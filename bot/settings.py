@@ -157,6 +157,11 @@ def _bounded_number(env: Mapping[str, str], name: str, default: str, low: float,
     return value
 
 
+def is_oauth(settings: Settings) -> bool:
+    """Many workspaces (OAuth install) rather than one bot token."""
+    return bool(settings.slack_client_id and settings.slack_client_secret)
+
+
 def require_slack_http(settings: Settings) -> None:
     """HTTP mode needs a signing secret and either a bot token or OAuth credentials."""
     missing = []

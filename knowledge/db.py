@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, Table, event, inspect, text
 from sqlmodel import SQLModel, create_engine
+
+from knowledge.revision import MIGRATIONS_DIR as MIGRATIONS_DIR
+from knowledge.revision import as_utc as as_utc  # re-exported: every module reads rows through knowledge.db
+from knowledge.revision import head_revision as head_revision
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -17,18 +19,6 @@ if TYPE_CHECKING:
     from sqlalchemy.pool import ConnectionPoolEntry
 
 log = logging.getLogger(__name__)
-MIGRATIONS_DIR = Path(__file__).parent / "migrations"
-
-
-@overload
-def as_utc(value: datetime) -> datetime: ...
-@overload
-def as_utc(value: None) -> None: ...
-def as_utc(value: datetime | None) -> datetime | None:
-    """SQLite hands back naive datetimes for timezone-aware columns; everything we store is UTC."""
-    if value is None:
-        return None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def table_of(model: type[SQLModel]) -> Table:
@@ -88,16 +78,6 @@ def _drop_stale_batch_tables(engine: Engine) -> None:
         for name in stale:
             log.warning("dropping %s, left by an interrupted schema upgrade", name)
             conn.exec_driver_sql(f'DROP TABLE "{name}"')
-
-
-def head_revision() -> str:
-    """The newest migration id, read from the file names (`NNNN_name.py`) without importing Alembic.
-
-    Alembic's import costs ~0.2 s of every start; the ids here are ordered numbers by convention,
-    and `test_head_revision_matches_alembic` checks this agrees with Alembic's own answer.
-    """
-    ids = [p.name.split("_", 1)[0] for p in (MIGRATIONS_DIR / "versions").glob("[0-9]*_*.py")]
-    return max(ids)
 
 
 def schema_is_current(engine: Engine) -> bool:

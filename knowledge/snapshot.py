@@ -9,13 +9,13 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import Engine, select
-
-from knowledge import tables
-from knowledge.db import as_utc, table_of
+from knowledge.revision import as_utc
 from rules.types import GpuSpec, ModelSpec, Offer, Provider, PurchasePrice
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # SQLAlchemy is imported by load_snapshot: a snapshot read from the cache needs none of it
+    from sqlalchemy import Engine
+
+    from knowledge import tables
     from knowledge.resolve import GpuIndex, ModelIndex
 
 T = TypeVar("T")
@@ -161,6 +161,10 @@ def load_snapshot(engine: Engine, *, stale_after_days: int = 14) -> Snapshot:
     Core selects of plain tuples, no ORM objects: building, tracking and discarding one SQLModel
     instance per offer was most of the load time.
     """
+    from sqlalchemy import select
+
+    from knowledge import tables
+    from knowledge.db import table_of
     from knowledge.purchase import purchase_prices
 
     offer_t = table_of(tables.Offer)
@@ -198,6 +202,8 @@ _OFFER_COLUMNS = (
 
 def _columns_of(model: Any, cls: type) -> Any:
     """SELECT the table's columns named like `cls`'s fields (a dataclass or pydantic model), in order."""
+    from sqlalchemy import select
+
     table = model.__table__
     if is_dataclass(cls):
         names = [f.name for f in fields(cls)]

@@ -165,7 +165,11 @@ class PriceObservation(SQLModel, table=True):
     """Every price ever seen, so prices have a history."""
 
     __tablename__ = "price_observation"
-    __table_args__ = (Index("ix_obs_gpu_time", "gpu_id", "observed_at"),)
+    __table_args__ = (
+        Index("ix_obs_gpu_time", "gpu_id", "observed_at"),
+        # Covers knowledge.history.daily_cheapest's GROUP BY import, GPU (migration 0008).
+        Index("ix_obs_import_gpu_price", "import_id", "gpu_id", "tier", "usd_per_hour", "gpu_count", "instance_type"),
+    )
     id: int | None = Field(default=None, primary_key=True)
     import_id: int = Field(foreign_key="import_run.id", index=True)
     provider_id: str = Field(foreign_key="provider.id")
@@ -179,6 +183,15 @@ class PriceObservation(SQLModel, table=True):
     source: str
     source_version: str
     market: str = "on-demand"  # rules.types.Market
+
+
+class CatalogStamp(SQLModel, table=True):
+    """Bumped by triggers on every write to the tables a snapshot reads (SQLite; migration 0009)."""
+
+    __tablename__ = "catalog_stamp"
+    id: int | None = Field(default=None, primary_key=True)
+    token: str  # drawn when the database was made
+    version: int
 
 
 class HubModel(SQLModel, table=True):

@@ -10,6 +10,9 @@ import sys
 from collections.abc import Sequence
 
 log = logging.getLogger(__name__)
+# Modules of this package that register no command: not imported to build the command line
+# (validate.py builds pydantic models, ~80 ms of every start; `estimate` imports it when it runs).
+HELPER_MODULES = frozenset({"context", "validate"})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,6 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug detail to stderr")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if info.name in HELPER_MODULES:
+            continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         register = getattr(module, "register", None)
         if callable(register):

@@ -51,10 +51,22 @@ class Context:
         return self._engine
 
     def snapshot(self) -> Snapshot:
+        """The catalog and offers; on SQLite the one kept beside the database while it is unchanged
+        (knowledge.snapshot_cache: a warm `ask` then imports no SQLAlchemy and reads no table)."""
         if self._snapshot is None:
+            from knowledge import snapshot_cache
             from knowledge.snapshot import load_snapshot
 
-            self._snapshot = load_snapshot(self.engine, stale_after_days=self.settings.price_stale_days)
+            days = self.settings.price_stale_days
+            database = snapshot_cache.sqlite_file(self.settings.database_url)
+            if database is not None:
+                self._snapshot = snapshot_cache.load(database, stale_after_days=days)
+            if self._snapshot is None:
+                engine = self.engine  # prepared (migrated, catalog loaded) before the stamp is read
+                stamp = snapshot_cache.read_stamp(database) if database is not None else None
+                self._snapshot = load_snapshot(engine, stale_after_days=days)
+                if database is not None:
+                    snapshot_cache.store(database, stamp, self._snapshot)
         return self._snapshot
 
 

@@ -10,18 +10,18 @@ from typing import TYPE_CHECKING, Any
 from bot.queue.engine import answer_task, backend, consumer_options, enqueue_many, make_huey
 from bot.queue.intake import DurableQueue
 from bot.queue.jobs import SOCKET_MODE, Job, parse_body
-from bot.queue.worker import AnswerWorker, Keeper, WorkerConfig
-from bot.slack.ratelimit import Limiter, RedisLimiter, SqlLimiter
 from knowledge.secret_box import SecretBox, load_box
-from knowledge.slack_requests import ClaimedRequest
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a web process imports none of the worker's modules (start time): imported where used
     from huey import Huey
     from slack_bolt import App
     from sqlalchemy import Engine
 
+    from bot.queue.worker import AnswerWorker, Keeper, WorkerConfig
     from bot.settings import Settings
-    from bot.slack.front import Front
+    from bot.slack.front import Front, Wsgi
+    from bot.slack.ratelimit import Limiter
+    from knowledge.slack_requests import ClaimedRequest
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +53,8 @@ def intake(settings: Settings, engine: Engine) -> DurableQueue:
 
 def limiter_for(settings: Settings, engine: Engine) -> Limiter:
     """Rate slots where every worker sees them: Redis with a Redis queue, else the database."""
+    from bot.slack.ratelimit import RedisLimiter, SqlLimiter
+
     if backend(settings.queue_url) == "redis":
         from redis import Redis
 
@@ -103,8 +105,9 @@ def _bot_token(settings: Settings, app: App, team_id: str) -> str | None:
     return bot.bot_token if bot is not None else None
 
 
-def build_worker(settings: Settings, *, config: WorkerConfig = WorkerConfig()) -> tuple[Huey, AnswerWorker, Keeper]:
+def build_worker(settings: Settings, *, config: WorkerConfig | None = None) -> tuple[Huey, AnswerWorker, Keeper]:
     """A worker process's parts: the app on the real pipeline, the worker, its keeper, the queue."""
+    from bot.queue.worker import AnswerWorker, Keeper, WorkerConfig
     from bot.slack.app import build_production_app, production_engine
     from knowledge.slack_secrets import check_secrets
 
@@ -116,7 +119,7 @@ def build_worker(settings: Settings, *, config: WorkerConfig = WorkerConfig()) -
     worker = AnswerWorker(engine=engine, box=box, limiter=limiter_for(settings, engine),
                           dispatch=bolt_dispatch(app),  # type: ignore[arg-type]  # Dispatch
                           notify_failure=failure_notifier(settings, app),  # type: ignore[arg-type]  # Notify
-                          config=config)
+                          config=config or WorkerConfig())
     task = answer_task(huey, worker.run)
     return huey, worker, Keeper(worker, enqueue=task)
 
@@ -138,13 +141,17 @@ def run_worker(settings: Settings, *, threads: int) -> int:
 
 def build_front(settings: Settings) -> Front:
     """A web process of HTTP mode: verify, record, enqueue, 200 (bot.slack.front); OAuth pages beside it."""
-    from bot.slack.app import build_oauth_app, is_oauth
+    from bot.settings import is_oauth
     from bot.slack.front import Front, not_found
-    from bot.slack.wsgi import wsgi_app
     from knowledge.db import make_engine
 
     queue = intake(settings, sqlite_normal_sync(make_engine(settings.database_url)))
-    fallback = wsgi_app(build_oauth_app(settings)) if is_oauth(settings) else not_found
+    fallback: Wsgi = not_found
+    if is_oauth(settings):  # Bolt (bot.slack.app) is imported only to serve the OAuth pages
+        from bot.slack.app import build_oauth_app
+        from bot.slack.wsgi import wsgi_app
+
+        fallback = wsgi_app(build_oauth_app(settings))
     return Front(signing_secret=str(settings.slack_signing_secret), queue=queue, fallback=fallback,
                  busy_language=settings.default_language)
 

@@ -11,7 +11,7 @@ from slack_bolt.oauth.oauth_settings import OAuthSettings
 from slack_sdk import WebClient
 from sqlalchemy import Engine
 
-from bot.settings import Settings
+from bot.settings import Settings, is_oauth
 from bot.slack import listeners
 from bot.slack.core import Core, PipelineCore, SnapshotHolder, snapshot_holder
 from bot.slack.reconnect import ReconnectingInstallationStore
@@ -69,10 +69,6 @@ def web_client(settings: Settings, *, token: str | None) -> WebClient:
         base_url=settings.slack_api_url,
         retry_handlers=retry_handlers(),
     )
-
-
-def is_oauth(settings: Settings) -> bool:
-    return bool(settings.slack_client_id and settings.slack_client_secret)
 
 
 def oauth_stores(settings: Settings, engine: Engine) -> tuple[DbInstallationStore | None, OAuthSettings | None]:

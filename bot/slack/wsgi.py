@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 from gunicorn.app.base import BaseApplication
-from slack_bolt import App
-from slack_bolt.adapter.wsgi import SlackRequestHandler
 
-from bot.slack.bodies import Refusal, response, screen
+if TYPE_CHECKING:  # Bolt serves only the OAuth pages: the server's master process never imports it
+    from slack_bolt import App
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +24,10 @@ def wsgi_app(app: App, *, signing_secret: str | None = None) -> Wsgi:
     A POST to `/slack/events` is screened first (bot.slack.bodies: 413, 401, 400) so that Bolt only
     ever parses a signed body of the shape it reads; `signing_secret` defaults to the app's own.
     """
+    from slack_bolt.adapter.wsgi import SlackRequestHandler
+
+    from bot.slack.bodies import Refusal, response, screen
+
     slack = SlackRequestHandler(app)
     secret = signing_secret if signing_secret is not None else str(getattr(app, "_signing_secret", "") or "")
 
