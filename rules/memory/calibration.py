@@ -22,8 +22,32 @@ HOLDOUT_MODULUS = 3  # a case is held out when sha256(id) % 3 == 0 (never tuned 
 SETUP_OVERRIDES = ("logits", "kernels", "context_parallel")
 
 
+class Scored:
+    """Error and band of a published figure against the model (a measurement, or an upper-bound claim)."""
+
+    __slots__ = ()
+    kind: str  # measured, claim_upper_bound
+    measured_gib: float
+    predicted_gib: float
+    low_gib: float
+    high_gib: float
+
+    @property
+    def error_pct(self) -> float:
+        """Signed % error of the prediction; an upper-bound claim that holds counts as 0."""
+        if self.kind == "claim_upper_bound" and self.predicted_gib <= self.measured_gib:
+            return 0.0
+        return 100.0 * (self.predicted_gib - self.measured_gib) / self.measured_gib
+
+    @property
+    def in_band(self) -> bool:
+        if self.kind == "claim_upper_bound":
+            return self.low_gib <= self.measured_gib
+        return self.low_gib <= self.measured_gib <= self.high_gib
+
+
 @dataclass(frozen=True, slots=True)
-class CaseResult:
+class CaseResult(Scored):
     """One measured run against the model, in GiB."""
 
     case_id: str
@@ -38,18 +62,6 @@ class CaseResult:
     framework: str = ""  # the framework the case ran (settings), for per-framework figures
     table: str = "dev"  # dev = ../shared/data/memory_cases_dev.json; more = tests/cases/memory_cases_more.json
 
-    @property
-    def error_pct(self) -> float:
-        """Signed % error of the prediction; an upper-bound claim that holds counts as 0."""
-        if self.kind == "claim_upper_bound" and self.predicted_gib <= self.measured_gib:
-            return 0.0
-        return 100.0 * (self.predicted_gib - self.measured_gib) / self.measured_gib
-
-    @property
-    def in_band(self) -> bool:
-        if self.kind == "claim_upper_bound":
-            return self.low_gib <= self.measured_gib
-        return self.low_gib <= self.measured_gib <= self.high_gib
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from rules.memory.calibration import Scored
 from rules.memory.diffusion import diffusion_parts
 from rules.memory.diffusion_presets import PRESETS
 from rules.memory.parts import GIB, to_estimate
@@ -18,7 +19,7 @@ SETUP_OVERRIDES = ("adapter_bytes", "lora_params")
 
 
 @dataclass(frozen=True, slots=True)
-class DiffusionResult:
+class DiffusionResult(Scored):
     """One published figure against the model, in GiB."""
 
     case_id: str
@@ -27,18 +28,6 @@ class DiffusionResult:
     predicted_gib: float
     low_gib: float
     high_gib: float
-
-    @property
-    def error_pct(self) -> float:
-        if self.kind == "claim_upper_bound" and self.predicted_gib <= self.measured_gib:
-            return 0.0
-        return 100.0 * (self.predicted_gib - self.measured_gib) / self.measured_gib
-
-    @property
-    def in_band(self) -> bool:
-        if self.kind == "claim_upper_bound":
-            return self.low_gib <= self.measured_gib
-        return self.low_gib <= self.measured_gib <= self.high_gib
 
 
 def case_setup(case: Mapping[str, Any]) -> Setup:
