@@ -154,7 +154,7 @@ def _scale_for_deadline(first: Scored, fit: Fit, gpu: GpuSpec, space: CandidateS
     # Counts beyond one node are never a plan on a card limited to one (fit_gpu rejects them without a search).
     one_node = gpu.segment == "consumer" or not gpu.multinode_fabric
     for count in (c for c in counts if c > fit.candidate.count and (c <= GPUS_PER_NODE or not one_node)):
-        larger = fit_gpu(gpu, space, (count,), tables.headroom_fraction, host_ram_gib=host_ram)
+        larger = fit_gpu(gpu, space, (count,), tables.headroom_fraction, host_ram_gib=host_ram, with_need=False)
         if larger.candidate is None:
             continue
         hours = _hours_within_deadline(larger.candidate, gpu, work, shape, tables, memo)
