@@ -241,7 +241,9 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     findings += [f for f in found.scaled if any(o.gpu_id == f.numbers["gpu"] for o in top)]
     findings += ownership_findings(pinned_gpu, [o.gpu_id for o in top], found.scored + (
         alternatives.scored if alternatives is not found else []), gpus, work, tables, hours_known)
-    decided = decided_by(constrained, top, rank_scored(found.scored, objective, hours_known), objective, work)
+    # The unconstrained order is read only when a constraint removed plans (the plan it displaced).
+    unconstrained = rank_scored(found.scored, objective, hours_known) if constrained.constraint else []
+    decided = decided_by(constrained, top, unconstrained, objective, work)
     if decided is not None:
         findings.append(decided)
     tier = pick_tier(tables.tier_rows, method, shape.params_b, top[0] if top else None, reference.estimate)

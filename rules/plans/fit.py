@@ -38,7 +38,6 @@ class FitOutcome:
     code: str
     needed_gib: float  # rejections: the per-GPU need on the most cards allowed, every switch on
     most_gpus: int
-    single: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +65,7 @@ class CandidateSpace:
         # for the plans a caller asks for (`candidate`): the fit search reads only the need.
         self._parts: dict[tuple[int, tuple[str, ...]], tuple[Setup, MemoryParts]] = {}
         self._offload_steps: dict[int, list[tuple[str, ...]]] = {}
+        self._offload_kinds: dict[int, dict[str, tuple[str, ...]]] = {}
         # fit_gpu results by what a fit depends on (VRAM, headroom, whether cards may span nodes, counts):
         # GPUs sharing those (every 80 GB data-centre card) share one search.
         self.fits: dict[tuple[float, float, str, bool, tuple[int, ...], float], FitOutcome] = {}
@@ -129,6 +129,23 @@ class CandidateSpace:
             paging = "paged_optimizer" in switches or setup.offload
             found = self._needs[key] = round(per_gpu - parts.paged, 3) if paging else per_gpu
         return found
+
+    def first_fitting(self, count: int, limit_gib: float) -> tuple[str, ...] | None:
+        """The first step of `count`'s ladder whose need fits in `limit_gib`, else None (needs computed on first use)."""
+        needs = self._needs
+        for switches in self.ladders(count):
+            need = needs.get((count, switches))
+            if need is None:
+                need = self.need(count, switches)
+            if need <= limit_gib:
+                return switches
+        return None
+
+    def offload_step(self, count: int, kind: str) -> tuple[str, ...] | None:
+        """The offload step of `count` that ends in `kind` (paged, CPU or NVMe offload), if it applies."""
+        if count not in self._offload_kinds:
+            self._offload_kinds[count] = {switches[-1]: switches for switches in self.offload_steps(count)}
+        return self._offload_kinds[count].get(kind)
 
     def full_need(self, count: int) -> float:
         """The need at `count` cards with every allowed switch on (the last ladder step)."""
@@ -197,24 +214,27 @@ def usable_counts(gpu: GpuSpec, counts: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def fit_gpu(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headroom: float, *,
-            host_ram_gib: float = float("inf")) -> Fit:
+            host_ram_gib: float = float("inf"), with_need: bool = True) -> Fit:
     """Smallest count (then fewest switches) whose per-GPU estimate fits; else why not (memoised per space).
 
     Savers first, then more GPUs, then offload (CPU while the host RAM per GPU holds the offloaded state,
     else NVMe). A rejection reports the per-GPU need on the most cards this GPU may be offered at, with
     every allowed switch on: how far off the best it could do is, not the unoptimised one-card figure.
+    `with_need=False` leaves `need_gib` at 0.0, for callers that read only the plan (it costs every
+    step at the first count).
     """
     key = (gpu.vram_gb, headroom, gpu.segment, bool(gpu.multinode_fabric), counts, host_ram_gib)
     outcome = space.fits.get(key)
     if outcome is None:
         outcome = space.fits[key] = _search_fit(gpu, space, counts, headroom, host_ram_gib)
+    single = round(_least_need(space, counts[0]), 1) if with_need else 0.0
     if outcome.candidate is not None:
-        return Fit(gpu.id, outcome.candidate, None, outcome.single)
+        return Fit(gpu.id, outcome.candidate, None, single)
     numbers: dict[str, float | int | str] = {
         "needed_gib": outcome.needed_gib, "has_gib": gpu.vram_gb, "gpus": outcome.most_gpus, "max_gpus_tried": counts[-1],
         "usable_gib": round(usable_gib(gpu, headroom), 1),  # what a plan may fill: the rest is the safety margin
     }
-    return Fit(gpu.id, None, Rejection(gpu.id, outcome.code, numbers), outcome.single)
+    return Fit(gpu.id, None, Rejection(gpu.id, outcome.code, numbers), single)
 
 
 def _least_need(space: CandidateSpace, count: int) -> float:
@@ -230,25 +250,22 @@ def _search_fit(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], he
                 host_ram_gib: float) -> FitOutcome:
     """fit_gpu's search; reads only the GPU's VRAM, segment and multi-node fabric (the memo key)."""
     limit = usable_gib(gpu, headroom)
-    single = round(_least_need(space, counts[0]), 1)
     one_node = gpu.segment == "consumer" or not gpu.multinode_fabric
     allowed = tuple(c for c in counts if c <= GPUS_PER_NODE or not one_node)
     for count in allowed:
-        for switches in space.ladders(count):
-            if space.need(count, switches) <= limit:
-                return FitOutcome(space.on_device(space.candidate(count, switches), limit), "", 0.0, 0, single)
+        found = space.first_fitting(count, limit)
+        if found is not None:
+            return FitOutcome(space.on_device(space.candidate(count, found), limit), "", 0.0, 0)
     for kind in OFFLOAD_ORDER:  # paged state, then CPU offload at any count, NVMe only when RAM runs out
         for count in allowed:
-            for switches in space.offload_steps(count):
-                if switches[-1] != kind:
-                    continue
-                if space.need(count, switches) > limit:  # cheap test first: on_device recomputes the parts
-                    continue
-                candidate = space.on_device(space.candidate(count, switches), limit)
-                if space.host_ram_ok(candidate, host_ram_gib):
-                    return FitOutcome(candidate, "", 0.0, 0, single)
+            switches = space.offload_step(count, kind)
+            if switches is None or space.need(count, switches) > limit:  # cheap test first: on_device
+                continue  # recomputes the parts
+            candidate = space.on_device(space.candidate(count, switches), limit)
+            if space.host_ram_ok(candidate, host_ram_gib):
+                return FitOutcome(candidate, "", 0.0, 0)
     blocked: str | None = None
     if one_node and any(c > GPUS_PER_NODE and _least_need(space, c) <= limit for c in counts):
         blocked = "segment.consumer_multinode" if gpu.segment == "consumer" else "link.no_fabric"
     most = usable_counts(gpu, counts)[-1]
-    return FitOutcome(None, blocked or "fit.vram", round(_least_need(space, most), 1), most, single)
+    return FitOutcome(None, blocked or "fit.vram", round(_least_need(space, most), 1), most)

@@ -110,11 +110,13 @@ def rank_scored(scored: list[Scored], objective: str, hours_known: bool) -> list
         def key(s: Scored) -> SortKey:
             return (s.option.nodes, s.option.count, len(s.option.switches), _work(s), s.option.gpu_id)
     else:
-        best = min((_balanced(s) for s in scored), default=math.inf)
+        balanced = {id(s): _balanced(s) for s in scored}  # once per plan: the best and every key read it
+        best = min(balanced.values(), default=math.inf)
+        step = math.log(1.0 + BALANCED_BAND)
 
         def key(s: Scored) -> SortKey:
-            value = _balanced(s)
-            band = math.floor(math.log(value / best) / math.log(1.0 + BALANCED_BAND) + 1e-9) \
+            value = balanced[id(s)]
+            band = math.floor(math.log(value / best) / step + 1e-9) \
                 if math.isfinite(value) and 0 < best < math.inf else math.inf
             hours = s.hours if s.hours is not None else 1.0 / max(s.capacity, 1e-9)
             return (band, hours, s.option.gpu_id)

@@ -16,7 +16,7 @@ from rules.memory.training import trainable_params
 from rules.plans.fit import Candidate, CandidateSpace, Fit, fit_gpu
 from rules.plans.guidance import option_findings
 from rules.plans.ranking import REFERENCE_TOKENS, Scored, capacity_of, plan_usd_per_hour
-from rules.speed.training import dataset_tokens, job_hours
+from rules.speed.training import PlanTerms, dataset_tokens, gpu_rates, hours_on, plan_terms
 from rules.tables import RuleTables
 from rules.types import GpuSpec, Offer, Provider, Workload
 from rules.verdict import Finding, Option, Rejection
@@ -36,7 +36,8 @@ class Search:
 
 def score_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Workload,
                  shape: Shape, tables: RuleTables, providers: Mapping[str, Provider],
-                 book: OfferBook | None = None, *, known_hours: float | None = None) -> Scored:
+                 book: OfferBook | None = None, *, known_hours: float | None = None,
+                 memo: PlanMemo | None = None) -> Scored:
     """The option (exact Decimal cost filled in later, for shown options only) and its ranking numbers.
 
     `known_hours`: the plan's hours for the workload's dataset when the caller has already worked them out."""
@@ -49,10 +50,10 @@ def score_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Work
     if timed and tokens is not None:
         hours = known_hours
         if hours is None:
-            hours = plan_hours(tokens, candidate, gpu, shape, tables, workload)
+            hours = plan_hours(tokens, candidate, gpu, shape, tables, workload, memo)
     if timed:
         ref_hours = hours if hours is not None else plan_hours(REFERENCE_TOKENS, candidate, gpu, shape, tables,
-                                                                workload)
+                                                                workload, memo)
     rework = tables.spot_rework_fraction
     prefer_link = candidate.count > 1 and setup.sharding in SHARDED and gpu.has_nvlink_class_link
     if book is not None:  # the same pick from the snapshot's index (rules.market.book)
@@ -73,14 +74,29 @@ def score_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Work
     return Scored(option, work_usd, per_hour, ref_hours, capacity_of(gpu, candidate.count, setup.method), pcie_many)
 
 
+# A search's plan terms by plan object and tokens (one search, one workload, shape and tables): the GPUs
+# sharing a fit share its candidate object. The candidate is kept with its terms, so an id is never reused.
+PlanMemo = dict[tuple[int, float], tuple[Candidate, PlanTerms]]
+
+
 def plan_hours(tokens: float, candidate: Candidate, gpu: GpuSpec, shape: Shape, tables: RuleTables,
-               workload: Workload) -> float:
-    """Hours of one plan: its setup, switches and the state it keeps on the host."""
-    setup = candidate.setup
-    return job_hours(tokens, shape.active_params_b, gpu, candidate.count, setup, tables, workload.precision,
-                     switches=candidate.switches,
-                     host_gib=candidate.estimate.cpu_offload_gib + candidate.estimate.nvme_offload_gib,
-                     trainable_b=trainable_params(shape, setup) / 1e9, shape=shape)
+               workload: Workload, memo: PlanMemo | None = None) -> float:
+    """Hours of one plan: its setup, switches and the state it keeps on the host.
+
+    `memo`: plan terms already worked out in this search (for this workload, shape and tables only)."""
+    key = (id(candidate), tokens)
+    found = memo.get(key) if memo is not None else None
+    if found is not None and found[0] is candidate:
+        terms = found[1]
+    else:
+        setup = candidate.setup
+        terms = plan_terms(tokens, shape.active_params_b, candidate.count, setup, tables, workload.precision,
+                           switches=candidate.switches,
+                           host_gib=candidate.estimate.cpu_offload_gib + candidate.estimate.nvme_offload_gib,
+                           trainable_b=trainable_params(shape, setup) / 1e9, shape=shape)
+        if memo is not None:
+            memo[key] = (candidate, terms)
+    return hours_on(terms, gpu_rates(gpu, tables))
 
 
 def with_cost(option: Option, workload: Workload, tables: RuleTables) -> Option:
@@ -106,6 +122,7 @@ def search(pool: Mapping[str, GpuSpec], space: CandidateSpace, counts: tuple[int
     rejections: list[Rejection] = []
     fits: dict[str, Fit] = {}
     scaled: list[Finding] = []
+    memo: PlanMemo = {}
     for gpu_id, gpu in pool.items():
         fit = fit_gpu(gpu, space, counts, tables.headroom_fraction,
                       host_ram_gib=tables.training.host_ram_gib_per_gpu.get(gpu.segment, float("inf")))
@@ -113,11 +130,12 @@ def search(pool: Mapping[str, GpuSpec], space: CandidateSpace, counts: tuple[int
         if fit.rejection is not None:
             rejections.append(fit.rejection)
         else:
-            option = score_option(fit, gpu, offers_by_gpu.get(gpu_id, ()), work, shape, tables, providers, book)
+            option = score_option(fit, gpu, offers_by_gpu.get(gpu_id, ()), work, shape, tables, providers, book,
+                                  memo=memo)
             if work.deadline_hours is not None and (option.hours or 0.0) > work.deadline_hours:
                 first = option
                 option = _scale_for_deadline(option, fit, gpu, space, counts, work, offers_by_gpu.get(gpu_id, ()),
-                                             shape, tables, providers, book)
+                                             shape, tables, providers, book, memo)
                 if option is not first:
                     scaled.append(Finding("deadline.scaled", "info", {
                         "gpu": gpu_id, "gpus_from": first.option.count, "hours_from": first.option.hours or 0.0,
@@ -129,31 +147,32 @@ def search(pool: Mapping[str, GpuSpec], space: CandidateSpace, counts: tuple[int
 
 def _scale_for_deadline(first: Scored, fit: Fit, gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...],
                         work: Workload, offers: Sequence[Offer], shape: Shape, tables: RuleTables,
-                        providers: Mapping[str, Provider], book: OfferBook | None) -> Scored:
+                        providers: Mapping[str, Provider], book: OfferBook | None, memo: PlanMemo) -> Scored:
     """More GPUs of the same type until the job meets the deadline (the smallest such count), else the first plan."""
     assert fit.candidate is not None and work.deadline_hours is not None
     host_ram = tables.training.host_ram_gib_per_gpu.get(gpu.segment, float("inf"))
     # Counts beyond one node are never a plan on a card limited to one (fit_gpu rejects them without a search).
     one_node = gpu.segment == "consumer" or not gpu.multinode_fabric
     for count in (c for c in counts if c > fit.candidate.count and (c <= GPUS_PER_NODE or not one_node)):
-        larger = fit_gpu(gpu, space, (count,), tables.headroom_fraction, host_ram_gib=host_ram)
+        larger = fit_gpu(gpu, space, (count,), tables.headroom_fraction, host_ram_gib=host_ram, with_need=False)
         if larger.candidate is None:
             continue
-        hours = _hours_within_deadline(larger.candidate, gpu, work, shape, tables)
+        hours = _hours_within_deadline(larger.candidate, gpu, work, shape, tables, memo)
         if hours is None:
             continue  # priced only when it keeps to the deadline: the hours alone decide
-        option = score_option(larger, gpu, offers, work, shape, tables, providers, book, known_hours=hours)
+        option = score_option(larger, gpu, offers, work, shape, tables, providers, book, known_hours=hours,
+                              memo=memo)
         if option.hours is not None and option.hours <= work.deadline_hours:
             return option
     return first
 
 
 def _hours_within_deadline(candidate: Candidate, gpu: GpuSpec, work: Workload, shape: Shape,
-                           tables: RuleTables) -> float | None:
+                           tables: RuleTables, memo: PlanMemo) -> float | None:
     """The plan's hours when `score_option` would find them within the deadline (rounded as it rounds), else None."""
     assert work.deadline_hours is not None
     tokens = dataset_tokens(work, candidate.setup)
     if not candidate.setup.timed or tokens is None:
         return None
-    hours = plan_hours(tokens, candidate, gpu, shape, tables, work)
+    hours = plan_hours(tokens, candidate, gpu, shape, tables, work, memo)
     return hours if round(hours, 3) <= work.deadline_hours else None

@@ -153,31 +153,6 @@ def _pcie5(architecture: str) -> bool:
     return any(architecture.lower().startswith(a) for a in PCIE5_ARCHITECTURES)
 
 
-def host_seconds_per_step(setup: Setup, gpu: GpuSpec, count: int, host_gib: float, trainable_b: float,
-                          tables: RuleTables) -> float:
-    """Seconds per optimizer step spent on state kept in host RAM (or NVMe), per GPU rank.
-
-    Paged optimizer state that does not fit is paged in and out at every step: its bytes cross PCIe once
-    each way, concurrently (the link is full duplex), so its size / the link's one-way bandwidth.
-    ZeRO-Offload runs the optimizer on the CPU: its throughput (params/s per rank, rule tables) covers
-    the gradient and parameter copies. Offloaded weights (ZeRO-3/FSDP) cross PCIe twice per step
-    (forward and backward). NVMe offload also reads and writes the states through the node's drive.
-    """
-    if host_gib <= 0:
-        return 0.0
-    link = gpu_rates(gpu, tables).host_link_gbs * 1e9
-    host_bytes = host_gib * 2**30
-    if not setup.offload:
-        return host_bytes / link  # paged optimizer state: in and out once per step, full duplex
-    seconds = trainable_b * 1e9 / max(count, 1) / tables.training.offload_params_per_s
-    if setup.sharding in ("zero3", "fsdp"):
-        seconds += 2 * host_bytes / link
-    if setup.offload_target == "nvme":
-        sharing = min(max(count, 1), 8)  # the GPUs of a node share its drive
-        seconds += 2 * host_bytes * sharing / (tables.training.nvme_gbs * 1e9)
-    return seconds
-
-
 def tokens_per_step(setup: Setup, count: int, switches: tuple[str, ...]) -> float:
     """Tokens per optimizer step: the effective batch (micro-batch x accumulation) x sequence x data ranks."""
     batch = DEFAULT_TRAIN_BATCH if "micro_batch" in switches else setup.batch_size
@@ -204,17 +179,26 @@ def comm_seconds_per_step(gpu: GpuSpec, count: int, setup: Setup, params_b: floa
     bidirectional GB/s, PCIe cards through the host link, and beyond 8 GPUs the per-GPU fabric
     (rule tables `training.fabric_gbs`), each at the tables' achieved share.
     """
+    volume = comm_volume(count, setup, params_b, trainable_b)
+    return 0.0 if volume is None else comm_seconds(volume, count, gpu_rates(gpu, tables), tables)
+
+
+def comm_volume(count: int, setup: Setup, params_b: float, trainable_b: float) -> float | None:
+    """Collective bytes per GPU and micro-step (comm_seconds_per_step); None when there are no collectives."""
     if count <= 1 or setup.offload:
-        return 0.0
+        return None
     weight_b = 0.516 if setup.weight_format == "nf4" else 2.0
     grad_b = 4.0 if setup.recipe == "mixed" else 2.0
     ring = (count - 1) / count
     if setup.sharding in ("fsdp", "zero3"):
-        volume = (2 * params_b * weight_b + trainable_b * grad_b) * 1e9 * ring
-    else:
-        volume = 2 * trainable_b * grad_b * 1e9 * ring
+        return (2 * params_b * weight_b + trainable_b * grad_b) * 1e9 * ring
+    return 2 * trainable_b * grad_b * 1e9 * ring
+
+
+def comm_seconds(volume: float, count: int, rates: GpuRates, tables: RuleTables) -> float:
+    """Seconds to move `volume` bytes over the slowest link the collectives cross (comm_seconds_per_step)."""
     training = tables.training
-    bandwidth = gpu_rates(gpu, tables).collective_link_gbs * training.link_efficiency
+    bandwidth = rates.collective_link_gbs * training.link_efficiency
     if count > 8:
         bandwidth = min(bandwidth, training.fabric_gbs * training.link_efficiency)
     return volume / (bandwidth * 1e9)
@@ -225,31 +209,105 @@ def job_hours(tokens: float, active_params_b: float, gpu: GpuSpec, count: int, s
               host_gib: float = 0.0, trainable_b: float = 0.0, shape: Shape | None = None) -> float:
     """Wall-clock hours: per micro-step, compute (FLOPs / (dense peak · utilisation · FP8 speed-up)) or the
     collectives, whichever is longer (FSDP overlaps them), x the measured switch ratios, plus host traffic."""
-    rates = gpu_rates(gpu, tables)
-    fp8 = (rates.fp8_capable and precision == "fp8" and setup.framework in FP8_FRAMEWORKS
-           and setup.method in _FP8_METHODS)  # uses_fp8
-    method = "full" if setup.method == "pretrain" else setup.method
-    mfu = rates.mfu_row[method] * saturation(setup.batch_size * setup.seq_len / max(setup.context_parallel, 1))
+    terms = plan_terms(tokens, active_params_b, count, setup, tables, precision, switches=switches,
+                       host_gib=host_gib, trainable_b=trainable_b, shape=shape)
+    return hours_on(terms, gpu_rates(gpu, tables))
+
+
+@dataclass(frozen=True, slots=True)
+class PlanTerms:
+    """What `job_hours` works out of a plan and a dataset alone, the same on every GPU (the GPU's part is
+    `GpuRates`): a search prices one plan on every GPU that shares it."""
+
+    tables: RuleTables
+    count: int
+    method: str  # the utilisation table's column
+    fp8_eligible: bool  # FP8 asked for, in a framework and method that train in FP8 (uses_fp8 without the GPU)
+    saturation: float
+    framework_speed: float
+    compile_speedup: float | None
+    ring_attention: bool  # context parallel over 4+ GPUs
+    micro_tokens_per_gpu: float  # tokens of one micro-step / count
+    micro_steps: float
+    attention: float  # attention FLOPs per token
+    dense: float  # dense FLOPs per token (before the FP8 speed-up)
+    switch_factor: float
+    comm_volume: float | None  # collective bytes per GPU and micro-step; None: no collectives
+    host_gib: float
+    host_steps: float  # optimizer steps
+    host_base_s: float  # offload: the CPU optimizer's seconds per step
+    host_offload: bool
+    host_sharded: bool
+    host_nvme_s: float | None  # NVMe offload: seconds per step through the node's drive
+
+
+def plan_terms(tokens: float, active_params_b: float, count: int, setup: Setup, tables: RuleTables,
+               precision: str | None, *, switches: tuple[str, ...] = (), host_gib: float = 0.0,
+               trainable_b: float = 0.0, shape: Shape | None = None) -> PlanTerms:
+    """The GPU-independent part of `job_hours` (same arithmetic, same order)."""
     training = tables.training
-    rate = rates.peak_flops * mfu * training.framework_speed.get(setup.framework, 1.0)
-    if setup.compile:
-        rate *= training.compile_speedup
+    fp8 = precision == "fp8" and setup.framework in FP8_FRAMEWORKS and setup.method in _FP8_METHODS
     micro_tokens = setup.batch_size * setup.seq_len * max(count // max(setup.context_parallel, 1), 1)
-    micro_steps = tokens / micro_tokens
+    params_b = shape.params_b if shape is not None else active_params_b
+    volume = comm_volume(count, setup, params_b, trainable_b or params_b)
+    host_base = 0.0
+    nvme = None
+    if host_gib > 0 and setup.offload:  # host_seconds_per_step
+        host_base = trainable_b * 1e9 / max(count, 1) / training.offload_params_per_s
+        if setup.offload_target == "nvme":
+            sharing = min(max(count, 1), 8)  # the GPUs of a node share its drive
+            nvme = 2 * (host_gib * 2**30) * sharing / (training.nvme_gbs * 1e9)
+    return PlanTerms(
+        tables, count, "full" if setup.method == "pretrain" else setup.method, fp8,
+        saturation(setup.batch_size * setup.seq_len / max(setup.context_parallel, 1)),
+        training.framework_speed.get(setup.framework, 1.0),
+        training.compile_speedup if setup.compile else None, setup.context_parallel >= 4,
+        micro_tokens / count, tokens / micro_tokens,
+        attention_flops_per_token(shape, setup) if shape is not None else 0.0,
+        flops_per_token(active_params_b, setup), switch_factor(switches, tables), volume,
+        host_gib, tokens / tokens_per_step(setup, count, switches), host_base, setup.offload,
+        setup.sharding in ("zero3", "fsdp"), nvme)
+
+
+def hours_on(terms: PlanTerms, rates: GpuRates) -> float:
+    """`job_hours` of a plan on one GPU: its terms under the GPU's rates.
+
+    Host traffic, per optimizer step and GPU rank, of state kept in host RAM (or NVMe):
+
+    Paged optimizer state that does not fit is paged in and out at every step: its bytes cross PCIe once
+    each way, concurrently (the link is full duplex), so its size / the link's one-way bandwidth.
+    ZeRO-Offload runs the optimizer on the CPU: its throughput (params/s per rank, rule tables) covers
+    the gradient and parameter copies. Offloaded weights (ZeRO-3/FSDP) cross PCIe twice per step
+    (forward and backward). NVMe offload also reads and writes the states through the node's drive.
+    """
+    training = terms.tables.training
+    mfu = rates.mfu_row[terms.method] * terms.saturation
+    rate = rates.peak_flops * mfu * terms.framework_speed
+    if terms.compile_speedup is not None:
+        rate *= terms.compile_speedup
     # FP8 speeds up the linear layers (Float8Linear / Transformer Engine); attention stays in BF16 and runs
     # at its own utilisation (FlashAttention), lower again when a ring spreads it over 4+ GPUs.
-    attention = attention_flops_per_token(shape, setup) if shape is not None else 0.0
     utilisation = rates.attention_utilisation
     attention_rate = rates.peak_flops * min(mfu, utilisation if utilisation is not None else mfu)
-    if setup.context_parallel >= 4:
+    if terms.ring_attention:
         attention_rate *= training.ring_attention_efficiency
-    dense = flops_per_token(active_params_b, setup) / (training.fp8_speedup if fp8 else 1.0)
-    compute_s = micro_tokens / count * (dense / rate + attention / attention_rate)
-    params_b = shape.params_b if shape is not None else active_params_b
-    comm_s = comm_seconds_per_step(gpu, count, setup, params_b, trainable_b or params_b, tables)
-    step_s = max(compute_s * switch_factor(switches, tables), comm_s)
-    if count > 8:
-        step_s /= tables.training.multinode_efficiency
-    steps = tokens / tokens_per_step(setup, count, switches)
-    host_s = steps * host_seconds_per_step(setup, gpu, count, host_gib, trainable_b, tables)
-    return (micro_steps * step_s + host_s) / 3600.0
+    dense = terms.dense / (training.fp8_speedup if terms.fp8_eligible and rates.fp8_capable else 1.0)
+    compute_s = terms.micro_tokens_per_gpu * (dense / rate + terms.attention / attention_rate)
+    comm_s = 0.0 if terms.comm_volume is None else comm_seconds(terms.comm_volume, terms.count, rates, terms.tables)
+    step_s = max(compute_s * terms.switch_factor, comm_s)
+    if terms.count > 8:
+        step_s /= training.multinode_efficiency
+    host_s = 0.0
+    if terms.host_gib > 0:
+        link = rates.host_link_gbs * 1e9
+        host_bytes = terms.host_gib * 2**30
+        if not terms.host_offload:
+            seconds = host_bytes / link
+        else:
+            seconds = terms.host_base_s
+            if terms.host_sharded:
+                seconds += 2 * host_bytes / link
+            if terms.host_nvme_s is not None:
+                seconds += terms.host_nvme_s
+        host_s = terms.host_steps * seconds
+    return (terms.micro_steps * step_s + host_s) / 3600.0
