@@ -110,6 +110,8 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
     ignored.extend(note.as_written(raw) for note in
                    (*refused, *gpus.notes, *money.notes, *deadline_found.notes, *unusable.values()))
     cues = frozenset(v for v, _, _ in vocab.intents.find(rest))
+    if "rent" in cues:  # renting words ask for a price, and beside a buying word weigh owning against renting
+        cues |= {"price"}
     language = _requested_language(rest, vocab, language, cues)
 
     has_workload = params_b is not None or bool(model_id)

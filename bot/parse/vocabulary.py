@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 
 LANGUAGE_FILES: tuple[str, ...] = ("en", "zh", "ko", "ja", "es", "de", "fr", "vi")
 INTENT_KEYS = frozenset(
-    {"help", "language", "digest", "alert", "compare", "compare_weak", "price", "specs", "explain", "advise"}
+    {"help", "language", "digest", "alert", "compare", "compare_weak", "price", "specs", "explain", "advise", "buy", "rent"}
 )
 METHOD_KEYS = frozenset(
     {"qlora", "lora", "full", "pretrain", "inference", "serving", "running", "diffusion", "generate", "finetune", "train",
