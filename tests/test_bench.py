@@ -83,3 +83,14 @@ def test_hotspots_rank_by_own_and_cumulative_time_and_keep_only_project_code():
     assert mine and all(r["where"].startswith(("bot/", "rules/", "knowledge/")) for r in mine)
     assert any("normalise_gpu_name" in r["where"] for r in mine)
     assert [r["cumulative_ms"] for r in mine] == sorted((r["cumulative_ms"] for r in mine), reverse=True)
+
+
+def test_answer_times_report_the_threads_cpu_time_beside_the_wall_clock(snapshot: Any) -> None:
+    """CPU time of the answering thread: never more than the wall time it ran in, and not zero."""
+    from bot.bench.answers import Request, time_answers
+
+    corpus = tuple(Request("en", text) for text in ("fine-tune 13B with QLoRA on a budget", "H100 vs H200",
+                                                    "serve Llama 3.1 70B to 100 users at 8k"))
+    times = time_answers(snapshot, corpus, rounds=2)
+    assert times["requests"] == 6
+    assert 0 < times["cpu_p50"] <= times["p50"] + 0.01 and 0 < times["cpu_p99"] <= times["max"] + 0.01

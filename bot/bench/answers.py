@@ -50,15 +50,19 @@ def time_answers(snapshot: Snapshot, corpus: tuple[Request, ...], *, rounds: int
         kind = answer(request.text, snapshot=snapshot, now=NOW).kind
         kinds[kind] = kinds.get(kind, 0) + 1
     times: list[float] = []
+    cpu: list[float] = []
     for _ in range(rounds):
         for request in corpus:
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.thread_time()
             answer(request.text, snapshot=snapshot, now=NOW)
+            cpu.append((time.thread_time() - cpu_started) * 1000)
             times.append((time.perf_counter() - started) * 1000)
     return {
         "p50": round(percentile(times, 50), 3),
         "p99": round(percentile(times, 99), 3),
         "max": round(max(times), 3),
+        "cpu_p50": round(percentile(cpu, 50), 3),
+        "cpu_p99": round(percentile(cpu, 99), 3),
         "requests": len(times),
         "offers": snapshot.offer_count,
         "kinds": dict(sorted(kinds.items())),

@@ -15,7 +15,8 @@ def _figures(r: BenchResult) -> list[str]:
     for key, a in (("answer_ms", r.get("answer_ms")), ("answer_ms_100k", r.get("answer_ms_100k"))):
         if a is not None:
             lines.append(f"{key:<16} p50 {a['p50']:8.2f} ms  p99 {a['p99']:8.2f} ms  "
-                         f"({a['requests']} requests, {a['offers']:,} offers)")
+                         f"(CPU p50 {a.get('cpu_p50', 0.0):.2f} / p99 {a.get('cpu_p99', 0.0):.2f} ms; "
+                         f"{a['requests']} requests, {a['offers']:,} offers)")
     for level, h in (r.get("http") or {}).items():
         lines.append(f"http.{level:<11} {h['rps']:7.1f} req/s  p50 {h['p50_ms']:7.1f} ms  p99 {h['p99_ms']:7.1f} ms  "
                      f"(card at response_url p99 {h['card_p99_ms']} ms; delivered {h['delivered']}/{h['requests']}, "

@@ -22,11 +22,14 @@ class MachineInfo(TypedDict):
 
 
 class AnswerTimes(TypedDict):
-    """In-process answers over the corpus: ms per request, and the card kinds seen."""
+    """In-process answers over the corpus: ms per request (wall clock, the budget's figure, and the thread's CPU
+    time, which other work on a shared machine moves much less), and the card kinds seen."""
 
     p50: float
     p99: float
     max: float
+    cpu_p50: float
+    cpu_p99: float
     requests: int
     offers: int
     kinds: dict[str, int]
