@@ -3,20 +3,18 @@
 
 from __future__ import annotations
 
-import io
 import json
 import zipfile
 from collections.abc import Iterator
-from contextlib import redirect_stdout
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from fake_slack_digest import FakeSlack
 from sqlalchemy import Engine
+from test_digest_cli import run_cli  # the CLI run with this engine, its output captured
 from test_prices_trust import _changed_lambda
 
-from bot.cli import main
 from bot.digest.commands import handle_digest_command
 from bot.digest.scheduler import Scheduler, SchedulerConfig, StaticTokens
 from knowledge.prices import import_prices
@@ -39,15 +37,6 @@ def publish(base: Path, provider: str, version: str) -> None:
     (base / provider / "version").write_text(version + "\n")
     with zipfile.ZipFile(base / provider / version / "catalog.zip", "w") as z:
         z.write(CASES / f"gpuhunt_{provider}.csv", f"{provider}.csv")
-
-
-def run_cli(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *argv: str) -> tuple[int, str]:
-    monkeypatch.setenv("DATABASE_URL", engine.url.render_as_string(hide_password=False))
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
-    out = io.StringIO()
-    with redirect_stdout(out):
-        code = main(list(argv))
-    return code, out.getvalue()
 
 
 def test_digest_posts_its_price_chart_in_the_thread(loaded_engine: Engine, tmp_path: Path, slack: FakeSlack) -> None:

@@ -6,9 +6,7 @@ Expected values come from the data files (snapshots.csv, gcp.csv, mithril.csv, l
 from __future__ import annotations
 
 import csv
-import io
 import json
-from contextlib import redirect_stdout
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -16,22 +14,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, select
 from sqlmodel import Session
+from test_digest_cli import run_cli  # the CLI run with this engine, its output captured
 
-from bot.cli import main
 from knowledge import tables
 from knowledge.prices import import_prices
 from knowledge.setup import BUNDLED_PRICES
 
 SNAPSHOTS = {r["provider"]: r for r in csv.DictReader((BUNDLED_PRICES / "snapshots.csv").open(encoding="utf-8"))}
-
-
-def run_cli(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *argv: str) -> tuple[int, str]:
-    monkeypatch.setenv("DATABASE_URL", engine.url.render_as_string(hide_password=False))
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
-    out = io.StringIO()
-    with redirect_stdout(out):
-        code = main(list(argv))
-    return code, out.getvalue()
 
 
 def offers(engine: Engine, provider: str) -> list[tables.Offer]:
