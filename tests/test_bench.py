@@ -94,3 +94,15 @@ def test_answer_times_report_the_threads_cpu_time_beside_the_wall_clock(snapshot
     times = time_answers(snapshot, corpus, rounds=2)
     assert times["requests"] == 6
     assert 0 < times["cpu_p50"] <= times["p50"] + 0.01 and 0 < times["cpu_p99"] <= times["max"] + 0.01
+
+
+def test_machine_reports_the_hosts_speed_only_when_asked_and_the_report_prints_it() -> None:
+    """The reference workload runs for the bench (five tries of ~60 ms) and not for every describe() call."""
+    from bot.bench import machine
+    from bot.bench.report import _machine
+
+    plain, measured = machine.describe(), machine.describe(speed=True)
+    assert "reference_ms" not in plain
+    assert measured["reference_ms"] > 0
+    assert f"reference workload {measured['reference_ms']} ms CPU" in _machine(measured)
+    assert "reference workload" not in _machine(plain)

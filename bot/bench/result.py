@@ -19,6 +19,7 @@ class MachineInfo(TypedDict):
     os: str
     load_avg: list[float]
     load_avg_after: NotRequired[list[float]]
+    reference_ms: NotRequired[float]  # a fixed pure-Python workload's CPU time: the host's speed
 
 
 class AnswerTimes(TypedDict):

@@ -44,7 +44,7 @@ def run_bench(parts: tuple[str, ...], workdir: Path, *, profile: bool = True) ->
     from knowledge.setup import prepare_database
     from knowledge.snapshot import load_snapshot
 
-    result: BenchResult = {"machine": machine.describe()}
+    result: BenchResult = {"machine": machine.describe(speed=True)}
     db = workdir / "bench.db"
     started = time.perf_counter()
     engine = prepare_database(f"sqlite:///{db}")
