@@ -184,6 +184,19 @@ def test_drive_starts_nothing_after_the_limit() -> None:
     assert sent == [] and server.connections == 0
 
 
+def test_drive_spreads_requests_over_ports_and_keeps_their_pace() -> None:
+    """The queue bench's burst: round robin over two web processes, request i not sent before its slot."""
+    with _counting_server(1) as one, _counting_server(1) as two:
+        ports = [one.server_address[1], two.server_address[1]]
+        payloads = [request_bytes(ports[i % 2], f"n={i}", {}) for i in range(10)]
+        slots = [time.perf_counter() + 0.02 * i for i in range(10)]
+        sent = drive(ports, payloads, 3, not_before=slots)
+    assert sorted(s.index for s in sent) == list(range(10)) and all(s.status == 200 for s in sent)
+    assert one.connections == two.connections == 5
+    assert sorted(one.bodies) == sorted(f"n={i}".encode() for i in range(0, 10, 2))
+    assert all(s.began >= slots[s.index] for s in sent)  # never early (late is allowed: closed loop)
+
+
 def test_fake_slack_in_its_own_process_records_arrivals_and_waits() -> None:
     with FakeSlackProcess() as slack:
         assert slack.process is not None and slack.process.pid != os.getpid()

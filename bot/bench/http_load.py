@@ -13,6 +13,7 @@ import errno
 import gc
 import http.client
 import logging
+import math
 import os
 import selectors
 import shutil
@@ -262,16 +263,20 @@ def _chunks_complete(body: bytes) -> bool:
     return False
 
 
-def drive(port: int, payloads: Sequence[bytes], clients: int, *, limit_s: float, timeout_s: float = 10.0) -> list[Sent]:
+def drive(port: int | Sequence[int], payloads: Sequence[bytes], clients: int, *, limit_s: float = math.inf,
+          timeout_s: float = 10.0, not_before: Sequence[float] | None = None) -> list[Sent]:
     """Closed loop: `clients` connections at a time from this one thread (non-blocking sockets, epoll), each
     request on a new connection closed after its response, the next request started as one finishes, none
-    started after `limit_s`. Each exchange is timed from opening the connection to the response's last byte."""
+    started after `limit_s`. Each exchange is timed from opening the connection to the response's last byte.
+
+    Request i goes to `port` (or the i-th of several ports, round robin), not before `not_before[i]`
+    (perf_counter) when given: a paced burst."""
+    ports = [port] if isinstance(port, int) else list(port)
     selector = selectors.DefaultSelector()
     done: list[Sent] = []
-    todo = iter(range(len(payloads)))
     stop_at = time.perf_counter() + limit_s
-    address = ("127.0.0.1", port)
     free = [clients]  # clients whose last request has finished: each starts the next one
+    next_index = 0
 
     def finish(x: _Exchange, status: int, at: float) -> None:
         selector.unregister(x.sock)
@@ -295,7 +300,7 @@ def drive(port: int, payloads: Sequence[bytes], clients: int, *, limit_s: float,
         sock.setblocking(False)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as http.client does
         x = _Exchange(index, sock, time.perf_counter(), memoryview(payloads[index]), bytearray())
-        code = sock.connect_ex(address)
+        code = sock.connect_ex(("127.0.0.1", ports[index % len(ports)]))
         selector.register(sock, selectors.EVENT_WRITE, x)
         if code == 0:
             send(x)
@@ -317,12 +322,23 @@ def drive(port: int, payloads: Sequence[bytes], clients: int, *, limit_s: float,
 
     next_sweep = time.perf_counter() + 0.25
     while True:
-        while free[0] and time.perf_counter() <= stop_at and (index := next(todo, None)) is not None:
+        now = time.perf_counter()
+        while free[0] and next_index < len(payloads) and now <= stop_at:
+            if not_before is not None and not_before[next_index] > now:
+                break
             free[0] -= 1
-            launch(index)
-        if not selector.get_map():
+            launch(next_index)
+            next_index += 1
+        more = next_index < len(payloads) and now <= stop_at
+        if not selector.get_map() and not more:
             break
-        for key, events in selector.select(timeout=0.25):
+        wait = 0.25
+        if more and free[0] and not_before is not None:
+            wait = min(wait, max(0.0, not_before[next_index] - now))
+        if not selector.get_map():
+            time.sleep(wait)
+            continue
+        for key, events in selector.select(timeout=wait):
             x = key.data
             if events & selectors.EVENT_WRITE:
                 if x.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):

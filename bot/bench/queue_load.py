@@ -5,13 +5,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.bench.answers import percentile
 from bot.bench.fake_slack import FakeSlack
-from bot.bench.http_load import command_body, post, signed
+from bot.bench.http_load import command_body, drive, request_bytes, signed
 from bot.bench.result import Kill9Result, ThroughputResult
 from bot.bench.stack import Stack, deployment
 
@@ -31,37 +30,24 @@ class Burst:
 def send_burst(ports: Sequence[int], slack: FakeSlack, texts: Sequence[str], *, requests: int, clients: int,
                tag: str, at: tuple[float, Callable[[], None]] | None = None, rate_per_s: float | None = None) -> Burst:
     """`requests` signed /gpu commands round-robin over the web ports, as fast as `clients` can send them or
-    paced at `rate_per_s`; `at` = (seconds, action) runs mid-burst."""
-    accepted: list[tuple[str, float, float]] = []
-    refused = [0]
-    lock = threading.Lock()
-
-    def one(i: int) -> None:
-        if rate_per_s:
-            time.sleep(max(0.0, started + i / rate_per_s - time.perf_counter()))
-        name = f"{tag}-{i}"
+    paced at `rate_per_s`; `at` = (seconds, action) runs mid-burst (in a thread of its own). The requests are
+    built and signed first; one thread sends them (bot.bench.http_load.drive), a new connection each."""
+    names = [f"{tag}-{i}" for i in range(requests)]
+    payloads = []
+    for i, name in enumerate(names):
         body = command_body(texts[i % len(texts)], user=f"U0B{i % 7}", response_url=slack.response_url(name))
-        began = time.perf_counter()
-        try:
-            status = post(ports[i % len(ports)], body, signed(body), timeout_s=15)
-        except OSError:  # the web process died under this request: Slack shows the user an error
-            status = 0
-        ms = (time.perf_counter() - began) * 1000
-        with lock:
-            if status == 200:
-                accepted.append((name, began, ms))
-            else:
-                refused[0] += 1
-
+        payloads.append(request_bytes(ports[i % len(ports)], body, signed(body)))
     timer = threading.Timer(at[0], at[1]) if at else None
     started = time.perf_counter()
+    paced = [started + i / rate_per_s for i in range(requests)] if rate_per_s else None
     if timer:
         timer.start()
-    with ThreadPoolExecutor(clients) as pool:
-        list(pool.map(one, range(requests)))
+    # a request cut by the killed web process counts as refused: Slack shows the user an error
+    sent = drive(list(ports), payloads, clients, timeout_s=15, not_before=paced)
     if timer:
         timer.join()
-    return Burst(accepted, refused[0], time.perf_counter() - started)
+    accepted = [(names[s.index], s.began, s.ms) for s in sent if s.status == 200]
+    return Burst(accepted, len(sent) - len(accepted), time.perf_counter() - started)
 
 
 def _start(stack: Stack, webs: int, workers: int) -> list[int]:
