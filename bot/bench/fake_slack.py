@@ -17,13 +17,26 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, cast
+from typing import IO, TYPE_CHECKING, Protocol, cast
 
 if TYPE_CHECKING:
     from bot.answer.actions import JsonValue
 
 TEAM_ID = "T0BENCH"
 BOT_USER_ID = "U0BENCHBOT"
+
+
+class Slack(Protocol):
+    """What the benchmarks read from a fake Slack, in this process or in its own."""
+
+    @property
+    def url(self) -> str: ...
+
+    def response_url(self, name: str) -> str: ...
+
+    def wait_for(self, names: set[str], timeout_s: float) -> set[str]: ...
+
+    def arrivals(self) -> dict[str, list[float]]: ...
 
 
 class FakeSlack:

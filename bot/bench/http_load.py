@@ -33,7 +33,7 @@ from urllib.parse import urlencode
 from slack_sdk.signature import SignatureVerifier
 
 from bot.bench.answers import percentile
-from bot.bench.fake_slack import TEAM_ID, FakeSlackProcess
+from bot.bench.fake_slack import TEAM_ID, FakeSlackProcess, Slack
 from bot.bench.machine import peak_rss_mb
 from bot.bench.result import HttpRun, LevelResult
 
@@ -195,7 +195,7 @@ def request_bytes(port: int, body: str, headers: dict[str, str]) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + data
 
 
-def prepare_level(port: int, slack: FakeSlackProcess, level: Level, texts: Sequence[str], tag: str) -> list[Prepared]:
+def prepare_level(port: int, slack: Slack, level: Level, texts: Sequence[str], tag: str) -> list[Prepared]:
     """Every request of a level, signed and encoded before its timed window (Slack signs before it sends)."""
     prepared = []
     for i in range(level.requests):
@@ -387,7 +387,7 @@ def web_pids(served: Served) -> list[int]:
     return pids
 
 
-def run_level(served: Served, slack: FakeSlackProcess, level: Level, texts: Sequence[str], tag: str) -> LevelResult:
+def run_level(served: Served, slack: Slack, level: Level, texts: Sequence[str], tag: str) -> LevelResult:
     """`level.requests` signed commands from `level.clients` connections at a time, stopped at `level.limit_s`;
     the CPU time the generator (this process) and the web processes spent in the window, per request."""
     prepared = prepare_level(served.port, slack, level, texts, tag)
