@@ -5,13 +5,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.bench.answers import percentile
-from bot.bench.fake_slack import FakeSlack
-from bot.bench.http_load import command_body, post, signed
+from bot.bench.fake_slack import Slack
+from bot.bench.http_load import command_body, drive, request_bytes, signed
 from bot.bench.result import Kill9Result, ThroughputResult
 from bot.bench.stack import Stack, deployment
 
@@ -28,40 +27,27 @@ class Burst:
     wall_s: float
 
 
-def send_burst(ports: Sequence[int], slack: FakeSlack, texts: Sequence[str], *, requests: int, clients: int,
+def send_burst(ports: Sequence[int], slack: Slack, texts: Sequence[str], *, requests: int, clients: int,
                tag: str, at: tuple[float, Callable[[], None]] | None = None, rate_per_s: float | None = None) -> Burst:
     """`requests` signed /gpu commands round-robin over the web ports, as fast as `clients` can send them or
-    paced at `rate_per_s`; `at` = (seconds, action) runs mid-burst."""
-    accepted: list[tuple[str, float, float]] = []
-    refused = [0]
-    lock = threading.Lock()
-
-    def one(i: int) -> None:
-        if rate_per_s:
-            time.sleep(max(0.0, started + i / rate_per_s - time.perf_counter()))
-        name = f"{tag}-{i}"
+    paced at `rate_per_s`; `at` = (seconds, action) runs mid-burst (in a thread of its own). The requests are
+    built and signed first; one thread sends them (bot.bench.http_load.drive), a new connection each."""
+    names = [f"{tag}-{i}" for i in range(requests)]
+    payloads = []
+    for i, name in enumerate(names):
         body = command_body(texts[i % len(texts)], user=f"U0B{i % 7}", response_url=slack.response_url(name))
-        began = time.perf_counter()
-        try:
-            status = post(ports[i % len(ports)], body, signed(body), timeout_s=15)
-        except OSError:  # the web process died under this request: Slack shows the user an error
-            status = 0
-        ms = (time.perf_counter() - began) * 1000
-        with lock:
-            if status == 200:
-                accepted.append((name, began, ms))
-            else:
-                refused[0] += 1
-
+        payloads.append(request_bytes(ports[i % len(ports)], body, signed(body)))
     timer = threading.Timer(at[0], at[1]) if at else None
     started = time.perf_counter()
+    paced = [started + i / rate_per_s for i in range(requests)] if rate_per_s else None
     if timer:
         timer.start()
-    with ThreadPoolExecutor(clients) as pool:
-        list(pool.map(one, range(requests)))
+    # a request cut by the killed web process counts as refused: Slack shows the user an error
+    sent = drive(list(ports), payloads, clients, timeout_s=15, not_before=paced)
     if timer:
         timer.join()
-    return Burst(accepted, refused[0], time.perf_counter() - started)
+    accepted = [(names[s.index], s.began, s.ms) for s in sent if s.status == 200]
+    return Burst(accepted, len(sent) - len(accepted), time.perf_counter() - started)
 
 
 def _start(stack: Stack, webs: int, workers: int) -> list[int]:
@@ -72,13 +58,13 @@ def _start(stack: Stack, webs: int, workers: int) -> list[int]:
     return ports
 
 
-def _warm(ports: Sequence[int], slack: FakeSlack, texts: Sequence[str], workers: int) -> None:
+def _warm(ports: Sequence[int], slack: Slack, texts: Sequence[str], workers: int) -> None:
     """Every web process and worker has answered before the clock starts."""
     warm = send_burst(ports, slack, texts, requests=8 * max(1, workers), clients=4, tag="warm")
     slack.wait_for({n for n, _, _ in warm.accepted}, timeout_s=60)
 
 
-def kill9(kind: str, slack: FakeSlack, texts: Sequence[str], workdir: Path, *, requests: int = 400,
+def kill9(kind: str, slack: Slack, texts: Sequence[str], workdir: Path, *, requests: int = 400,
           clients: int = 50) -> Kill9Result:
     """2 web + 2 workers; mid-burst a web process and a worker are SIGKILLed and come back; then count."""
     with deployment(kind, slack.url, workdir) as stack:
@@ -98,11 +84,12 @@ def kill9(kind: str, slack: FakeSlack, texts: Sequence[str], workdir: Path, *, r
         missing = slack.wait_for(names, timeout_s=DRAIN_LIMIT_S)
         drained_s = time.perf_counter() - started
         time.sleep(2.0)  # anything sent twice arrives now
-        sent = {n for n in slack.arrived if n.startswith(f"k9{kind[:2]}-")}
+        arrived = slack.arrivals()
+        sent = {n for n in arrived if n.startswith(f"k9{kind[:2]}-")}
         outcomes = _outcomes(stack)
         return Kill9Result(
             backend=kind, sent=requests, accepted=len(names), refused=burst.refused, answered=len(names - missing),
-            doubled=sum(1 for n in sent if len(slack.arrived[n]) > 1), answered_unaccepted=len(sent - names),
+            doubled=sum(1 for n in sent if len(arrived[n]) > 1), answered_unaccepted=len(sent - names),
             drain_s=round(drained_s, 1), uncertain=outcomes.get("uncertain", 0), failed=outcomes.get("failed", 0),
             rerun=outcomes["rerun"],
         )
@@ -129,7 +116,7 @@ def _outcomes(stack: Stack) -> dict[str, int]:
     return found
 
 
-def throughput(kind: str, slack: FakeSlack, texts: Sequence[str], workdir: Path, *, workers: int,
+def throughput(kind: str, slack: Slack, texts: Sequence[str], workdir: Path, *, workers: int,
                requests: int = 600, clients: int = 50) -> ThroughputResult:
     """2 web processes, `workers` answer workers: a burst, then how fast the cards come, and the load it put
     on the database and Redis per answer."""
@@ -141,11 +128,12 @@ def throughput(kind: str, slack: FakeSlack, texts: Sequence[str], workdir: Path,
         burst = send_burst(ports, slack, texts, requests=requests, clients=clients, tag=tag)
         names = {n for n, _, _ in burst.accepted}
         missing = slack.wait_for(names, timeout_s=DRAIN_LIMIT_S)
+        arrived = slack.arrivals()
         load = _server_load(stack)
         first = min(t for _, t, _ in burst.accepted)
-        cards = sorted(slack.arrived[n][0] for n in names if n in slack.arrived)
+        cards = sorted(arrived[n][0] for n in names if n in arrived)
         acks = [ms for _, _, ms in burst.accepted]
-        trips = [(slack.arrived[n][0] - t) * 1000 for n, t, _ in burst.accepted if n in slack.arrived]
+        trips = [(arrived[n][0] - t) * 1000 for n, t, _ in burst.accepted if n in arrived]
         answered = len(cards)
         span = (cards[-1] - first) if cards else 0.0
         per_answer = {k: round((load[k] - before.get(k, 0)) / max(1, answered), 2) for k in load}

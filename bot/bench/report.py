@@ -21,7 +21,8 @@ def _figures(r: BenchResult) -> list[str]:
     for level, h in (r.get("http") or {}).items():
         lines.append(f"http.{level:<11} {h['rps']:7.1f} req/s  p50 {h['p50_ms']:7.1f} ms  p99 {h['p99_ms']:7.1f} ms  "
                      f"(card at response_url p99 {h['card_p99_ms']} ms; delivered {h['delivered']}/{h['requests']}, "
-                     f"doubled {h['doubled']}, errors {h['errors']})")
+                     f"doubled {h['doubled']}, errors {h['errors']}; CPU per request: load generator "
+                     f"{h.get('client_cpu_ms_per_request', '?')} ms, web processes {h.get('server_cpu_ms_per_request', '?')} ms)")
     queue = r.get("queue") or {}
     kill = queue.get("kill9")
     if kill:

@@ -51,7 +51,9 @@ class AskTiming(TypedDict):
 
 
 class LevelResult(TypedDict):
-    """One concurrency level of signed `/gpu` commands: acks per second and ms, cards delivered."""
+    """One concurrency level of signed `/gpu` commands: acks per second and ms, cards delivered, and the CPU
+    time per request of the load generator (the bench process) and of the web processes (master and HTTP
+    workers, not the answer worker) over the timed window."""
 
     rps: float
     p50_ms: float
@@ -63,6 +65,8 @@ class LevelResult(TypedDict):
     doubled: int
     card_p50_ms: float
     card_p99_ms: float
+    client_cpu_ms_per_request: float
+    server_cpu_ms_per_request: float
 
 
 class HttpRun(TypedDict):

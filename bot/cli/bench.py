@@ -122,7 +122,7 @@ def _digest(result: BenchResult, db: Path, digest_db: Path, base: Snapshot) -> N
 def _queue(result: BenchResult, workdir: Path) -> None:
     """The SIGKILL run and throughput with 1 and 2 workers, on SQLite and on PostgreSQL + Redis."""
     from bot.bench.answers import load_corpus
-    from bot.bench.fake_slack import FakeSlack
+    from bot.bench.fake_slack import FakeSlackProcess
     from bot.bench.queue_load import kill9, throughput
     from bot.bench.result import Kill9Result, QueueRun, ThroughputResult
     from bot.bench.stack import reachable
@@ -138,10 +138,10 @@ def _queue(result: BenchResult, workdir: Path) -> None:
     runs: dict[str, Kill9Result] = {}
     rates: dict[str, ThroughputResult] = {}
     for n, kind in enumerate(backends):
-        with FakeSlack() as slack:
+        with FakeSlackProcess() as slack:
             runs[kind] = kill9(kind, slack, texts, workdir / f"k{n}")
         for workers in (1, 2):
-            with FakeSlack() as slack:
+            with FakeSlackProcess() as slack:
                 rates[f"{kind}.w{workers}"] = throughput(kind, slack, texts, workdir / f"t{n}{workers}", workers=workers)
     accepted = sum(r["accepted"] for r in runs.values())
     answered = sum(r["answered"] for r in runs.values())
