@@ -79,28 +79,40 @@ def _language(language: str) -> str:
 
 def _score_entry(entry: Entry, normalised: str, found: Mapping[tuple[str, str], list[TermPattern]],
                  concept_hits: Mapping[str, tuple[str, ...]], named: set[str], flags: set[str],
-                 phrasing: tuple[float, str]) -> _Scored:
+                 phrasing: tuple[float, str], *, explain: bool = True) -> _Scored:
+    """The entry's score; with `explain`, what made it (only the best entry's reasons are reported)."""
     score, reasons = 0.0, []
     for concept, weight in entry.concepts:
         if concept_hits.get(concept):
             score += CONCEPT_WEIGHT * weight
-            reasons.append(f"concept {concept} ← {concept_hits[concept][0]!r} (+{CONCEPT_WEIGHT * weight:.1f})")
+            if explain:
+                reasons.append(f"concept {concept} ← {concept_hits[concept][0]!r} (+{CONCEPT_WEIGHT * weight:.1f})")
     kw = longest_first(p.surface for p in found.get(("keyword", entry.id), ()))[:MAX_KEYWORDS_COUNTED]
     if kw:
         score += KEYWORD_WEIGHT * len(kw)
-        reasons.append(f"keywords {list(kw)} (+{KEYWORD_WEIGHT * len(kw):.1f})")
+        if explain:
+            reasons.append(f"keywords {list(kw)} (+{KEYWORD_WEIGHT * len(kw):.1f})")
     if about := sorted(named & set(entry.gpus)):
         score += GPU_WEIGHT
-        reasons.append(f"gpu {about[0]} named (+{GPU_WEIGHT:.1f})")
+        if explain:
+            reasons.append(f"gpu {about[0]} named (+{GPU_WEIGHT:.1f})")
     if when := sorted(flags & set(entry.gpu_when)):
         score += GPU_WHEN_WEIGHT
-        reasons.append(f"named gpu is {when[0]} (+{GPU_WHEN_WEIGHT:.1f})")
+        if explain:
+            reasons.append(f"named gpu is {when[0]} (+{GPU_WHEN_WEIGHT:.1f})")
     sim, best = phrasing
     if sim > PHRASE_FLOOR:
         bonus = PHRASE_WEIGHT * (sim - PHRASE_FLOOR) / (100.0 - PHRASE_FLOOR)
         score += bonus
-        reasons.append(f"phrasing {sim:.0f}% ≈ {best!r} (+{bonus:.1f})")
+        if explain:
+            reasons.append(f"phrasing {sim:.0f}% ≈ {best!r} (+{bonus:.1f})")
     return _Scored(entry_id=entry.id, score=round(score, 3), reasons=tuple(reasons))
+
+
+@functools.cache
+def _unscored() -> tuple[_Scored, ...]:
+    """Every entry at 0.0 with no reasons, in knowledge-base order: what an entry nothing points at scores."""
+    return tuple(_Scored(entry_id=e.id, score=0.0, reasons=()) for e in load_kb().entries.values())
 
 
 @functools.cache
@@ -184,7 +196,8 @@ def _touched(found: Mapping[tuple[str, str], list[TermPattern]], concept_hits: M
 
 
 def rank(text: str, *, language: str, snapshot: Snapshot) -> tuple[tuple[_Scored, ...], tuple[GpuMention, ...]]:
-    """Every entry scored for the question, best first (ties broken by id, so the order is stable)."""
+    """Every entry scored for the question, best first (ties broken by id, so the order is stable);
+    the reasons of the best one."""
     kb = load_kb()
     language = _language(language)
     normalised = normalise_text(text)
@@ -197,14 +210,21 @@ def rank(text: str, *, language: str, snapshot: Snapshot) -> tuple[tuple[_Scored
     mentions = find_gpu_mentions(text, snapshot)
     named = {g for m in mentions for g in m.gpu_ids}
     flags: set[str] = set().union(*(gpu_flags(snapshot.gpus[g]) for g in named if g in snapshot.gpus))
-    phrasings = best_phrasings(text, language, fallback=DEFAULT_LANGUAGE, discount=OTHER_LANGUAGE_DISCOUNT)
+    phrasings = best_phrasings(text, language, fallback=DEFAULT_LANGUAGE, discount=OTHER_LANGUAGE_DISCOUNT,
+                               floor=PHRASE_FLOOR)  # entries at or below the floor score nothing for phrasing
     touched = _touched(found, concept_hits, named, flags, phrasings)
-    scored = [
-        _score_entry(e, normalised, found, concept_hits, named, flags, phrasings.get(e.id, (0.0, "")))
-        if e.id in touched else _Scored(entry_id=e.id, score=0.0, reasons=())
-        for e in kb.entries.values()
-    ]
-    return tuple(sorted(scored, key=lambda s: (-s.score, s.entry_id))), mentions
+
+    def score(entry: Entry, explain: bool) -> _Scored:
+        return _score_entry(entry, normalised, found, concept_hits, named, flags,
+                            phrasings.get(entry.id, (0.0, "")), explain=explain)
+
+    # Reasons are worded for the best entry only (all `match` reports); scores and order are the same.
+    scored = [score(e, False) if e.id in touched else zero for e, zero in zip(kb.entries.values(), _unscored(),
+                                                                              strict=True)]
+    scored.sort(key=lambda s: (-s.score, s.entry_id))
+    if scored[0].entry_id in touched:
+        scored[0] = score(kb.entries[scored[0].entry_id], True)
+    return tuple(scored), mentions
 
 
 def _status(top: float, runner_up: float) -> Status:

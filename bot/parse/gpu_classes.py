@@ -51,6 +51,10 @@ _NOT_HARDWARE = re.compile(
     r"最低|至少|필요|이상|必要|以上|necesit|braucht|benötig|besoin|cần|mindestens|au moins|al menos)\s?\S{0,6}\s?$"
 )
 _ANCHORS = ("g", "mac", "맥", "m1", "m2", "m3", "m4", "m5", *SEGMENT_WORDS)
+# What every memory figure (`_MEM`) holds: a digit, then "g" after at most a space and a hyphen. Without
+# one, none of the patterns with a figure can match and their scans are skipped.
+_MEMORY_HINT = re.compile(r"\d\s?-?g")
+_MEMORY_KEYS = ("memory_noun", "noun_memory", "vram", "fits_in", "enough")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,10 +103,11 @@ def find_gpu_classes(text: str) -> list[GpuClass]:
         return []
     patterns = _patterns()
     found: list[GpuClass] = []
-    apple = _apple(text, patterns)
+    figures = _MEMORY_HINT.search(text) is not None
+    apple = _apple(text, patterns, figures)
     if apple is not None:
         return [apple]
-    for key in ("memory_noun", "noun_memory", "vram", "fits_in", "enough"):
+    for key in _MEMORY_KEYS if figures else ():
         for m in patterns[key].finditer(text):
             if _taken(found, m.start(), m.end()):
                 continue
@@ -119,14 +124,14 @@ def find_gpu_classes(text: str) -> list[GpuClass]:
     return sorted(found, key=lambda c: c.start)
 
 
-def _apple(text: str, patterns: dict[str, re.Pattern[str]]) -> GpuClass | None:
+def _apple(text: str, patterns: dict[str, re.Pattern[str]], figures: bool) -> GpuClass | None:
     """A Mac (or an M-series chip), with the memory written just after it or as "N GB unified memory"."""
     machine = patterns["apple"].search(text)
-    unified = patterns["unified"].search(text)
+    unified = patterns["unified"].search(text) if figures else None
     if machine is None and unified is None:
         return None
     memory, end = None, (machine.end() if machine else 0)
-    if machine is not None:
+    if machine is not None and figures:
         after = patterns["apple_memory"].search(text[machine.end(): machine.end() + 40])
         if after is not None:
             memory, end = _memory(after), machine.end() + after.end()

@@ -84,13 +84,16 @@ def name_spans(text: str, spellings: Iterable[Spellings]) -> list[tuple[int, int
     """Where `text` (normalised) names something: the longest spelling at each word, left to right."""
     tables = tuple(spellings)
     words = list(_WORD.finditer(text))
+    written = [w.group(0) for w in words]
     spans: list[tuple[int, int]] = []
     i = 0
     while i < len(words):
-        seen = tuple(w.group(0) for w in words[i : i + 8])
-        longest = max(
-            (len(s) for table in tables for s in table.get(seen[0], ()) if seen[: len(s)] == s), default=0
-        )
+        options = [found for table in tables if (found := table.get(written[i]))]
+        if not options:  # most words start no spelling (about 7 in 8)
+            i += 1
+            continue
+        seen = tuple(written[i : i + 8])  # spellings of more than 8 words are never read
+        longest = max((len(s) for spelled in options for s in spelled if seen[: len(s)] == s), default=0)
         if longest:
             spans.append((words[i].start(), words[i + longest - 1].end()))
         i += max(longest, 1)

@@ -25,9 +25,10 @@ def strip_slack(text: str) -> str:
     Slack's `&amp; &lt; &gt;` escapes are undone once, at the Slack boundary
     (`bot.slack.conversation.clean_text`); undoing them here again turned a typed `&lt;b&gt;` into `<b>`.
     """
-    text = _SLACK_LINK.sub(lambda m: f" {m.group(2) or m.group(1)} ", text)
-    text = _SLACK_SPECIAL.sub(" ", text)
-    return _CODE_FENCE.sub(" ", text)
+    if "<" in text:  # both kinds of markup open with "<" (a plain question has none: no scan)
+        text = _SLACK_LINK.sub(lambda m: f" {m.group(2) or m.group(1)} ", text)
+        text = _SLACK_SPECIAL.sub(" ", text)
+    return _CODE_FENCE.sub(" ", text) if "```" in text else text
 
 
 def normalise(text: str) -> str:
@@ -42,6 +43,8 @@ def clean_text(text: object) -> tuple[str, bool]:
     cut = len(text) > MAX_CHARS
     text = text[:MAX_CHARS]
     text = _INVISIBLE.sub(" ", strip_slack(text))
-    text = _TIMES.sub(r"\1x", normalise(text))
+    text = normalise(text)
+    if "*" in text:
+        text = _TIMES.sub(r"\1x", text)
     # NFKC can change length (ligatures); positions below refer to this string only.
     return _SPACES.sub(" ", text).strip(), cut
