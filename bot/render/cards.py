@@ -67,10 +67,9 @@ def render_terminal(card: Card) -> str:
 
 def _presenters(f: Formatter) -> dict[str, object]:
     """Python helpers the templates call to build localized rows (strings only, never blocks)."""
-    from bot.render import advice, digest, fits, freshness, serving
+    from bot.render import advice, digest, fits, serving
 
     return {
-        "fresh": lambda when, now, days: freshness.prices_line(when, now, int(days), f),
         "rec": advice,
         "srv": serving,
         "dg": digest,

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from bot.render import filters
+from bot.render import blocks, filters
 
 _COMMON_FILTERS = {
     "clip": filters.clip,
@@ -29,14 +29,6 @@ def json_value(value: object) -> str:
     if isinstance(value, Decimal):
         raise TypeError("format money with f.money()/f.rate() before rendering it into a card")
     return _VALUE_ENCODER.encode(value)
-
-
-_COMPACT_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str)
-
-
-def compact_json(value: object) -> str:
-    """Compact JSON text (for a button's `value`); the finalize then quotes it as a JSON string."""
-    return _COMPACT_ENCODER.encode(value)
 
 
 def terminal_value(value: object) -> str:
@@ -63,7 +55,8 @@ def block_environment() -> Environment:
     """Block Kit templates (`blocks/*.json.j2`): untrusted text goes through `mrkdwn`; no `|safe` anywhere."""
     env = _environment(json_value)
     env.filters["mrkdwn"] = filters.escape_mrkdwn
-    env.filters["compact_json"] = compact_json
+    env.globals.update(header=blocks.header, section=blocks.section, context=blocks.context, code=blocks.code,
+                       button=blocks.button, prices_context=blocks.prices_context)
     return env
 
 
