@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import TypedDict
 
 from bot.render import rows
-from bot.render.environments import block_environment, terminal_environment
+from bot.render.environments import PLACED, block_environment, parse_card, terminal_environment
 from bot.render.formats import Formatter
 from bot.render.messages import Messages
 
@@ -49,11 +49,13 @@ def render_card(kind: str, view: object, language: str | None, *, now: datetime 
     messages = Messages.for_language(language)
     f = Formatter(messages)
     template = block_environment().get_template(f"blocks/{kind}.json.j2")
+    placed: list[BlockDict] = []
     source = template.render(
-        v=view, t=messages.text, p=messages.plain, c=messages.compose, f=f, now=now, **_presenters(f)
+        v=view, t=messages.text, p=messages.plain, c=messages.compose, f=f, now=now, **{PLACED: placed},
+        **_presenters(f)
     )
     try:
-        message = json.loads(source)
+        message = parse_card(source, placed)
     except json.JSONDecodeError:
         log.error("template blocks/%s.json.j2 produced invalid JSON in %s", kind, messages.language)
         raise
