@@ -6,12 +6,13 @@ import json
 import logging
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import TypedDict
 
 from bot.render import rows
 from bot.render.environments import PLACED, block_environment, parse_card, terminal_environment
 from bot.render.formats import Formatter
-from bot.render.messages import Messages
+from bot.render.messages import Messages, normalise_language
 
 log = logging.getLogger(__name__)
 
@@ -46,14 +47,10 @@ def render_card(kind: str, view: object, language: str | None, *, now: datetime 
     """Render `blocks/<kind>.json.j2` for `view` in `language` and parse it into a Card."""
     if kind not in KINDS:
         raise ValueError(f"unknown card kind {kind!r}")
-    messages = Messages.for_language(language)
-    f = Formatter(messages)
+    messages, tools = _language_tools(normalise_language(language))
     template = block_environment().get_template(f"blocks/{kind}.json.j2")
     placed: list[BlockDict] = []
-    source = template.render(
-        v=view, t=messages.text, p=messages.plain, c=messages.compose, f=f, now=now, **{PLACED: placed},
-        **_presenters(f)
-    )
+    source = template.render(v=view, now=now, **{PLACED: placed}, **tools)
     try:
         message = parse_card(source, placed)
     except json.JSONDecodeError:
@@ -65,6 +62,18 @@ def render_card(kind: str, view: object, language: str | None, *, now: datetime 
 def render_terminal(card: Card) -> str:
     """The same card as readable terminal text (bars and tables kept, mrkdwn markers dropped)."""
     return terminal_environment().get_template("terminal/card.txt.j2").render(card=card).rstrip() + "\n"
+
+
+@lru_cache(maxsize=None)
+def _language_tools(language: str) -> tuple[Messages, dict[str, object]]:
+    """One language's catalog and what its templates call: t/p/c (messages), f (formatter) and the presenters.
+
+    Built once per supported language: they hold nothing of a request.
+    """
+    messages = Messages.for_language(language)
+    f = Formatter(messages)
+    tools = {"t": messages.text, "p": messages.plain, "c": messages.compose, "f": f, **_presenters(f)}
+    return messages, tools
 
 
 def _presenters(f: Formatter) -> dict[str, object]:

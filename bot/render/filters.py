@@ -11,6 +11,8 @@ ELLIPSIS = "…"
 # Bidi overrides/isolates can flip how following text reads; other C0/C1 controls mean nothing in a card.
 _HOSTILE_CONTROLS = re.compile(r"[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]")
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+# What escape_mrkdwn changes: the characters it escapes and those strip_controls drops.
+_TO_ESCAPE = re.compile(r"[&<>\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]")
 _BAR_FULL, _BAR_HALF, _BAR_EMPTY = "█", "▌", "░"
 _SPARK_LEVELS = "▁▂▃▄▅▆▇█"
 # Characters that must not be left dangling at a cut: joiners and variation selectors.
@@ -41,8 +43,12 @@ def escape_mrkdwn(text: str, limit: int | None = None) -> str:
 
     The limit counts the escaped length, so an escaped entity is never cut in half.
     """
-    text = strip_controls(str(text))
-    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")  # & first: no double escape
+    text = str(text)
+    if _TO_ESCAPE.search(text) is None:  # most values (numbers, names): one scan instead of four
+        escaped = text
+    else:
+        text = strip_controls(text)
+        escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")  # & first: no double escape
     if limit is None or len(escaped) <= limit:
         return escaped
     out: list[str] = []
@@ -117,13 +123,21 @@ def format_table(rows: Sequence[Sequence[str]], first_align: str = "left") -> st
     """Align a table of cells into monospace columns separated by two spaces (no trailing spaces)."""
     if not rows:
         return ""
+    cell_widths = [[display_width(cell) for cell in row] for row in rows]  # measured once, used twice
     columns = max(len(row) for row in rows)
-    widths = [max(display_width(row[i]) if i < len(row) else 0 for row in rows) for i in range(columns)]
+    widths = [max(row[i] if i < len(row) else 0 for row in cell_widths) for i in range(columns)]
     lines = []
-    for row in rows:
-        cells = [pad(cell, widths[i], first_align if i == 0 else "left") for i, cell in enumerate(row)]
+    for row, row_widths in zip(rows, cell_widths):
+        cells = [_padded(cell, width, widths[i], first_align if i == 0 else "left")
+                 for i, (cell, width) in enumerate(zip(row, row_widths))]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
+
+
+def _padded(text: str, text_width: int, width: int, align: str) -> str:
+    """`pad` for a cell whose display width is known."""
+    gap = " " * max(width - text_width, 0)
+    return gap + text if align == "right" else text + gap
 
 
 _BOLD = re.compile(r"(?<![\w*])\*([^*\n]+)\*(?![\w*])")

@@ -6,6 +6,7 @@ import logging
 import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 from bot.render.formats import Formatter
@@ -38,16 +39,38 @@ def format_number(name: str, value: Any, f: Formatter) -> str:
         return _format_text(name, value, f)
     if isinstance(value, bool) or value is None:
         return "" if value is None else f.messages.plain("value.yes") if value else f.messages.plain("value.no")
+    return _renderer(name)(value, f)
+
+
+@lru_cache(maxsize=1024)
+def _renderer(name: str) -> Callable[[Any, Formatter], str]:
+    """How a number named `name` is written, decided once per name (the engine's names are a fixed vocabulary)."""
     if name.endswith("usd_per_hour") or name.endswith("usd_per_gpu_hour"):
-        return f.rate(Decimal(str(value)))
+        return _rate
     if name.endswith("context_tokens"):
-        return f.number(value)  # a context is read exactly ("4,096"), not rounded like a dataset ("4.1K")
+        return _exact  # a context is read exactly ("4,096"), not rounded like a dataset ("4.1K")
     name = _SIZE_SUFFIX.sub("", name)  # needed_gib_32k: GiB, at a 32k context
     if "_usd_per_" in name and not name.endswith("hour"):  # rent_usd_per_job: money per something
-        return f.money(Decimal(str(value)))
+        return _money
     for unit, render in _BY_UNIT:
         if name == unit or name.endswith("_" + unit):
-            return render(value, f)
+            return render
+    return _plain
+
+
+def _rate(value: Any, f: Formatter) -> str:
+    return f.rate(Decimal(str(value)))
+
+
+def _exact(value: Any, f: Formatter) -> str:
+    return f.number(value)
+
+
+def _money(value: Any, f: Formatter) -> str:
+    return f.money(Decimal(str(value)))
+
+
+def _plain(value: Any, f: Formatter) -> str:
     return f.number(value, 2)
 
 
