@@ -109,6 +109,8 @@ def block_environment() -> Environment:
     env = _environment(place_value)
     env.context_class = CardContext
     env.filters["mrkdwn"] = filters.escape_mrkdwn
+    env.filters["fact_line"] = filters.fact_line
+    env.filters["source_ref"] = filters.source_ref
     env.globals.update(header=blocks.header, section=blocks.section, context=blocks.context, code=blocks.code,
                        button=blocks.button, prices_context=blocks.prices_context)
     return env

@@ -150,5 +150,17 @@ def mrkdwn_to_plain(text: str) -> str:
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
+def fact_line(fact: tuple[str, str]) -> str:
+    """A knowledge entry's fact as a bullet: "• *label*: value" (each side escaped and clipped)."""
+    label, value = fact
+    return "• *" + escape_mrkdwn(label, 200) + "*: " + escape_mrkdwn(value, 200)
+
+
+def source_ref(source: tuple[str, str]) -> str:
+    """A knowledge entry's source: its title and its address (escaped, clipped; Slack links the address)."""
+    title, url = source
+    return escape_mrkdwn(title, 120) + " " + escape_mrkdwn(url, 300)
+
+
 def bracket(label: str) -> str:
     return f"[{label}]"
