@@ -9,6 +9,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
+from bot.locales import placeholders
 from bot.render.formats import Formatter
 
 log = logging.getLogger(__name__)
@@ -118,7 +119,9 @@ def coded_text(prefix: str, code: str, numbers: Mapping[str, Any], f: Formatter,
     An unknown code (the engine added one the catalogs lack) falls back to the generic message and is logged.
     """
     key = f"{prefix}.{code}"
-    values = {name: format_number(name, value, f) for name, value in numbers.items()}
+    wanted = _wanted_numbers(f.messages.catalog.get(key), f.messages.catalog.get(f"{key}.short"))
+    values = {name: format_number(name, value, f) for name, value in numbers.items()
+              if wanted is None or name in wanted or name in CODED_FIELDS}
     values.update(extra)
     if not f.messages.has(key):
         log.warning("no message for %s", key)
@@ -132,8 +135,22 @@ def coded_text(prefix: str, code: str, numbers: Mapping[str, Any], f: Formatter,
             return f.messages.text(candidate, **values)
         except (KeyError, IndexError, ValueError):
             continue
-    log.warning("message %s needs numbers the engine did not give: %s", key, sorted(values))
+    log.warning("message %s needs numbers the engine did not give: %s", key, sorted({*numbers, *extra}))
     return f.messages.text(f"{prefix}.other", code=code, **extra)
+
+
+@lru_cache(maxsize=2048)
+def _wanted_numbers(*messages: str | None) -> frozenset[str] | None:
+    """The numbers `messages` can show: a finding carries more than its sentence names, and formatting the rest
+    was a third of the work. None (format them all) when a field is more than a plain name ("{x.y}", "{x[0]}").
+
+    Coded fields are formatted whether shown or not (bot.render.findings._format_text logs a code without words).
+    """
+    names: set[str] = set()
+    for message in messages:
+        if message is not None:
+            names |= placeholders(message)
+    return frozenset(names) if all(name.isidentifier() for name in names) else None
 
 
 def reject_text(code: str, numbers: Mapping[str, Any], f: Formatter, *, gpu: str) -> str:

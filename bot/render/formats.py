@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from datetime import date, datetime
 from decimal import Decimal
@@ -102,10 +102,10 @@ class Formatter:
     """Formats values for one language; templates call it as `f`."""
 
     messages: Messages
+    locale: str = field(init=False)  # Babel's name of the language (read for every number)
 
-    @property
-    def locale(self) -> str:
-        return BABEL_LOCALES[self.messages.language]
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "locale", BABEL_LOCALES[self.messages.language])
 
     def number(self, value: float | int | Decimal | None, digits: int = 0) -> str:
         """A grouped number with at most `digits` decimals (trailing zeros dropped); None → —."""
