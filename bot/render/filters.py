@@ -38,7 +38,7 @@ def _is_high_surrogate(char: str) -> bool:
     return "\ud800" <= char <= "\udbff"
 
 
-def escape_mrkdwn(text: str, limit: int | None = None) -> str:
+def escape_mrkdwn(text: object, limit: int | None = None) -> str:
     """Escape `&`, `<`, `>` so Slack shows the text as typed (no mentions, no links), clipped to `limit`.
 
     The limit counts the escaped length, so an escaped entity is never cut in half.

@@ -90,10 +90,12 @@ def _grouped(value: float | int | Decimal, digits: int, locale: str, trim: bool)
 
     Babel re-parses its pattern on every call, which made a comparison card take ~9 ms to render.
     """
-    decimal, group = _symbols(locale)
     text = f"{Decimal(str(value)):,.{digits}f}" if isinstance(value, float) else f"{value:,.{digits}f}"
     if trim and "." in text:
         text = text.rstrip("0").rstrip(".")
+    decimal, group = _symbols(locale)
+    if decimal == "." and group == ",":
+        return text  # English, and any locale writing numbers the way Python does
     return text.replace(",", "\x00").replace(".", decimal).replace("\x00", group)
 
 

@@ -68,7 +68,7 @@ class Messages:
 
     def text(self, key: str, **params: object) -> str:
         """A mrkdwn message; every parameter value is escaped so user text can never ping or link."""
-        return self.raw(key).format(**{name: escape_mrkdwn(str(v)) for name, v in params.items()})
+        return self.raw(key).format(**{name: escape_mrkdwn(v) for name, v in params.items()})  # it takes str()
 
     def plain(self, key: str, **params: object) -> str:
         """A plain_text message (headers, buttons, terminal): values inserted as they are."""
