@@ -14,13 +14,13 @@ from rules.plans.fit import CandidateSpace, counts_for, usable_gib
 from rules.plans.guidance import guidance_findings
 from rules.plans.notable import notable_rejects
 from rules.plans.constraints import apply_constraints, decided_by
-from rules.plans.ranking import objective_for, rank, rank_scored
+from rules.plans.ranking import Scored, objective_for, rank_scored
 from rules.plans.search import Search, search, with_cost, with_findings
 from rules.plans.serving_verdict import evaluate_serving
 from rules.plans.tier import pick_tier
 from rules.tables import RuleTables
 from rules.types import GpuSpec, Offer, Provider, Workload
-from rules.verdict import Finding, Number, Option, Pinned, Verdict
+from rules.verdict import Finding, Number, Pinned, Verdict
 from rules.workload.serving import serving_method
 from rules.workload.setup import DEFAULT_METHOD, UNTIMED_METHODS, Setup
 from rules.workload.families import with_family_vocab
@@ -158,22 +158,22 @@ def pinned_of(gpu_id: str, search_result: Search, gpus: Mapping[str, GpuSpec], s
                   None)
 
 
-def priced_first(options: list[Option]) -> list[Option]:
+def priced_first(options: list[Scored]) -> list[Scored]:
     """Plans with a capable offer, in rank order; the unpriced only when nothing has a price."""
     return [o for o in options if o.offer is not None] or options
 
 
-def shown_options(ranked: list[Option], alternatives: list[Option], pinned_gpu: str | None) -> list[Option]:
+def shown_options(ranked: list[Scored], alternatives: list[Scored], pinned_gpu: str | None) -> list[Scored]:
     """Pinned and fits: its plan first (priced or not), then the best others. Pinned and does not fit: the best
     plans overall, with the pinned GPU's own smallest fitting plan among the first three. No GPU pinned (a
-    count nothing fits): the best plans at any count."""
+    count nothing fits): the best plans at any count. (Scores in rank order: only the shown build options.)"""
     if pinned_gpu is None:
         return priced_first(alternatives)
     if ranked:
         return ranked[:1] + priced_first([o for o in alternatives if o.gpu_id != pinned_gpu])
     best = priced_first(alternatives)
     own = next((o for o in alternatives if o.gpu_id == pinned_gpu), None)
-    if own is None or own in best[:TOP_OPTIONS]:
+    if own is None or any(o is own for o in best[:TOP_OPTIONS]):
         return best
     rest = [o for o in best if o is not own]
     return rest[:TOP_OPTIONS - 1] + [own] + rest[TOP_OPTIONS - 1:]
@@ -203,13 +203,13 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     hours_known = bool(work.tokens or work.samples)
     found = search(pool, space, counts, work, offers_by_gpu, shape, tables, providers, offer_book)
     constrained = apply_constraints(found.scored, work)
-    ranked = rank(constrained.kept, objective, hours_known)
+    ranked = rank_scored(constrained.kept, objective, hours_known)
     if pinned_gpu is not None or (workload.gpus and not ranked):
         alt_counts = counts_for(replace(work, gpus=None), "diffusion" if family == "diffusion" else method)
         alternatives = search(trainable, space, alt_counts, work, offers_by_gpu, shape, tables, providers,
                               offer_book)
         alt_constrained = apply_constraints(alternatives.scored, work)
-        shown = shown_options(ranked, rank(alt_constrained.kept, objective, hours_known), pinned_gpu)
+        shown = shown_options(ranked, rank_scored(alt_constrained.kept, objective, hours_known), pinned_gpu)
         extra_rejections = [r for r in alternatives.rejections if r.gpu_id != pinned_gpu]
     else:
         alternatives, extra_rejections, shown = found, [], priced_first(ranked)
@@ -217,10 +217,10 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     if pinned_gpu is not None:
         findings.append(pinned_finding(pinned_gpu, found, gpus, tables.headroom_fraction))
         pinned = pinned_of(pinned_gpu, found, gpus, space)
-    top = tuple(with_findings(with_cost(o, work, tables), gpus[o.gpu_id],
-                              space.candidate(o.count, o.switches).setup, work, tables,
-                              offers_by_gpu.get(o.gpu_id, ()))
-                for o in shown[:TOP_OPTIONS])
+    top = tuple(with_findings(with_cost(s.option, work, tables), gpus[s.gpu_id],
+                              space.candidate(s.count, s.switches).setup, work, tables,
+                              offers_by_gpu.get(s.gpu_id, ()))
+                for s in shown[:TOP_OPTIONS])
     top = tuple(replace(o, findings=o.findings + switch_findings(o, gpus[o.gpu_id], space, shape, tables, work))
                 for o in top)
     reference = space.candidate(counts[0], ())

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 
 from rules.market.offers import GPUS_PER_NODE
 from rules.memory.diffusion import diffusion_parts, find_diffusion_model
@@ -45,7 +46,42 @@ class Fit:
     gpu_id: str
     candidate: Candidate | None
     rejection: Rejection | None
-    need_gib: float = 0.0  # per-GPU need at the first count tried (one card), every allowed switch on
+    space: CandidateSpace | None = field(default=None, repr=False, compare=False)  # where `need_gib` is read
+    first_count: int = 1
+
+    @property
+    def need_gib(self) -> float:
+        """Per-GPU need at the first count tried (one card), every allowed switch on; 0.0 without a space.
+
+        Worked out on first read (once per space): only the notable rejects read it, and it costs every
+        offload step's memory at that count."""
+        return round(_least_need(self.space, self.first_count), 1) if self.space is not None else 0.0
+
+
+class FitTable(Mapping[str, Fit]):
+    """A search's fits by GPU id; each `Fit` is built on first read (a search reads a few of ~115: the
+    pinned GPU's, the popular cards')."""
+
+    def __init__(self, space: CandidateSpace, first_count: int) -> None:
+        self._space, self._first_count = space, first_count
+        self._entries: dict[str, tuple[Candidate | None, Rejection | None]] = {}
+        self._built: dict[str, Fit] = {}
+
+    def add(self, gpu_id: str, candidate: Candidate | None, rejection: Rejection | None) -> None:
+        self._entries[gpu_id] = (candidate, rejection)
+
+    def __getitem__(self, gpu_id: str) -> Fit:
+        fit = self._built.get(gpu_id)
+        if fit is None:
+            candidate, rejection = self._entries[gpu_id]
+            fit = self._built[gpu_id] = Fit(gpu_id, candidate, rejection, self._space, self._first_count)
+        return fit
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 class CandidateSpace:
@@ -223,18 +259,30 @@ def fit_gpu(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headro
     `with_need=False` leaves `need_gib` at 0.0, for callers that read only the plan (it costs every
     step at the first count).
     """
+    outcome = fit_outcome(gpu, space, counts, headroom, host_ram_gib)
+    single = space if with_need else None
+    if outcome.candidate is not None:
+        return Fit(gpu.id, outcome.candidate, None, single, counts[0])
+    return Fit(gpu.id, None, rejection_of(gpu, outcome, counts, headroom), single, counts[0])
+
+
+def fit_outcome(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headroom: float,
+                host_ram_gib: float) -> FitOutcome:
+    """`fit_gpu`'s GPU-independent result, memoised per space by what the search reads of the GPU."""
     key = (gpu.vram_gb, headroom, gpu.segment, bool(gpu.multinode_fabric), counts, host_ram_gib)
     outcome = space.fits.get(key)
     if outcome is None:
         outcome = space.fits[key] = _search_fit(gpu, space, counts, headroom, host_ram_gib)
-    single = round(_least_need(space, counts[0]), 1) if with_need else 0.0
-    if outcome.candidate is not None:
-        return Fit(gpu.id, outcome.candidate, None, single)
+    return outcome
+
+
+def rejection_of(gpu: GpuSpec, outcome: FitOutcome, counts: tuple[int, ...], headroom: float) -> Rejection:
+    """Why `gpu` got no plan (an outcome without a candidate), with the need against what the card has."""
     numbers: dict[str, float | int | str] = {
         "needed_gib": outcome.needed_gib, "has_gib": gpu.vram_gb, "gpus": outcome.most_gpus, "max_gpus_tried": counts[-1],
         "usable_gib": round(usable_gib(gpu, headroom), 1),  # what a plan may fill: the rest is the safety margin
     }
-    return Fit(gpu.id, None, Rejection(gpu.id, outcome.code, numbers), single)
+    return Rejection(gpu.id, outcome.code, numbers)
 
 
 def _least_need(space: CandidateSpace, count: int) -> float:
