@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from rules.market.offers import GPUS_PER_NODE
 from rules.memory.diffusion import diffusion_parts, find_diffusion_model
@@ -21,14 +21,41 @@ MULTINODE_COUNTS = (16, 32, 64)
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One memory-feasible configuration (independent of the GPU type until `on_device`)."""
+    """One memory-feasible configuration (independent of the GPU type until `on_device`).
+
+    The public estimate (band, breakdown) is made from the parts on first read: a search reads only the host
+    state (`host_gib`, `cpu_offload_gib`, the estimate's figures from the parts), the shown plans the rest."""
 
     count: int
     switches: tuple[str, ...]
     setup: Setup
-    estimate: MemoryEstimate
-    parts: MemoryParts | None = None
+    parts: MemoryParts
+    widen: float  # to_estimate's widening for an assumed model shape
     fixed_gib: float = 0.0  # what must fit on the card: the estimate without pageable optimizer state
+    _estimate: MemoryEstimate | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def estimate(self) -> MemoryEstimate:
+        found = self._estimate
+        if found is None:
+            found = to_estimate(self.parts, self.setup, widen=self.widen)
+            object.__setattr__(self, "_estimate", found)  # a cache of a pure function of the fields above
+        return found
+
+    @property
+    def cpu_offload_gib(self) -> float:
+        """The estimate's `cpu_offload_gib` (0 for NVMe offload), from the parts."""
+        return 0.0 if self._nvme else round(self.parts.cpu_offload, 3)
+
+    @property
+    def host_gib(self) -> float:
+        """The estimate's `cpu_offload_gib + nvme_offload_gib`: state kept in host RAM or on NVMe."""
+        offloaded = round(self.parts.cpu_offload, 3)
+        return 0.0 + offloaded if self._nvme else offloaded + 0.0
+
+    @property
+    def _nvme(self) -> bool:
+        return self.setup.offload and self.setup.offload_target == "nvme"
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,9 +218,8 @@ class CandidateSpace:
         key = (count, switches)
         if key not in self._cache:
             setup, parts = self._setup_parts(key)
-            estimate = to_estimate(parts, setup, widen=self._widen)
-            fixed = estimate.per_gpu_gib - parts.paged
-            self._cache[key] = Candidate(count, switches, setup, estimate, parts, round(fixed, 3))
+            fixed = round(parts.device_peak, 3) - parts.paged  # the estimate's per_gpu_gib less paged state
+            self._cache[key] = Candidate(count, switches, setup, parts, self._widen, round(fixed, 3))
         return self._cache[key]
 
     def _setup_parts(self, key: tuple[int, tuple[str, ...]]) -> tuple[Setup, MemoryParts]:
@@ -205,16 +231,17 @@ class CandidateSpace:
 
     def on_device(self, candidate: Candidate, usable_gib: float) -> Candidate:
         """The candidate on a card with `usable_gib`: pageable optimizer state beyond it lives on the host."""
-        if candidate.parts is None or candidate.parts.paged <= 0:
+        if candidate.parts.paged <= 0:
             return candidate
         parts = self.parts(candidate.setup, device_gib=usable_gib)
-        return replace(candidate, estimate=to_estimate(parts, candidate.setup, widen=self._widen), parts=parts)
+        return Candidate(candidate.count, candidate.switches, candidate.setup, parts, candidate.widen,
+                         candidate.fixed_gib)
 
     def host_ram_ok(self, candidate: Candidate, host_gib_per_gpu: float) -> bool:
         """CPU offload needs the offloaded states in host RAM (per GPU); NVMe offload does not."""
         if candidate.setup.offload_target == "nvme":
             return True
-        return candidate.estimate.cpu_offload_gib <= host_gib_per_gpu  # NVMe plans report 0 here
+        return candidate.cpu_offload_gib <= host_gib_per_gpu  # NVMe plans report 0 here
 
     def _setup_off_ladder(self, count: int, switches: tuple[str, ...]) -> Setup:
         """A plan's setup when its switches are not this count's ladder (a caller's own list): applied in order."""

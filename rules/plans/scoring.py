@@ -45,7 +45,7 @@ def plan_terms_of(tokens: float, candidate: Candidate, shape: Shape, tables: Rul
     setup = candidate.setup
     terms = plan_terms(tokens, shape.active_params_b, candidate.count, setup, tables, workload.precision,
                        switches=candidate.switches,
-                       host_gib=candidate.estimate.cpu_offload_gib + candidate.estimate.nvme_offload_gib,
+                       host_gib=candidate.host_gib,
                        trainable_b=trainable_params(shape, setup) / 1e9, shape=shape)
     if memo is not None:
         memo[key] = (candidate, terms)
