@@ -20,7 +20,7 @@ from rules.plans.serving_verdict import evaluate_serving
 from rules.plans.tier import pick_tier
 from rules.tables import RuleTables
 from rules.types import GpuSpec, Offer, Provider, Workload
-from rules.verdict import Finding, Number, Pinned, Verdict
+from rules.verdict import Finding, Number, Option, Pinned, Verdict
 from rules.workload.serving import serving_method
 from rules.workload.setup import DEFAULT_METHOD, UNTIMED_METHODS, Setup
 from rules.workload.families import with_family_vocab
@@ -179,6 +179,15 @@ def shown_options(ranked: list[Scored], alternatives: list[Scored], pinned_gpu: 
     return rest[:TOP_OPTIONS - 1] + [own] + rest[TOP_OPTIONS - 1:]
 
 
+def shown_option(scored: Scored, gpu: GpuSpec, space: CandidateSpace, shape: Shape, work: Workload,
+                 tables: RuleTables, offers: Sequence[Offer]) -> Option:
+    """A shown plan: its exact cost, then its findings (fit, links, price) and what each switch bought."""
+    option = with_cost(scored.option, work, tables)
+    switches = switch_findings(option, gpu, space, shape, tables, work)
+    return with_findings(option, gpu, space.candidate(scored.count, scored.switches).setup, work, tables, offers,
+                         extra=switches)
+
+
 def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
                       offers_by_gpu: Mapping[str, Sequence[Offer]], providers: Mapping[str, Provider],
                       tables: RuleTables, offer_book: OfferBook | None = None) -> Verdict:
@@ -217,12 +226,8 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     if pinned_gpu is not None:
         findings.append(pinned_finding(pinned_gpu, found, gpus, tables.headroom_fraction))
         pinned = pinned_of(pinned_gpu, found, gpus, space)
-    top = tuple(with_findings(with_cost(s.option, work, tables), gpus[s.gpu_id],
-                              space.candidate(s.count, s.switches).setup, work, tables,
-                              offers_by_gpu.get(s.gpu_id, ()))
+    top = tuple(shown_option(s, gpus[s.gpu_id], space, shape, work, tables, offers_by_gpu.get(s.gpu_id, ()))
                 for s in shown[:TOP_OPTIONS])
-    top = tuple(replace(o, findings=o.findings + switch_findings(o, gpus[o.gpu_id], space, shape, tables, work))
-                for o in top)
     reference = space.candidate(counts[0], ())
     chosen = space.candidate(top[0].count, top[0].switches).setup if top else reference.setup
     assumptions, defaulted = assumptions_of(workload, chosen, shape)

@@ -56,10 +56,10 @@ def with_cost(option: Option, workload: Workload, tables: RuleTables) -> Option:
 
 
 def with_findings(option: Option, gpu: GpuSpec, setup: Setup, workload: Workload, tables: RuleTables,
-                  offers: Sequence[Offer]) -> Option:
-    """Findings are computed for the shown options only (keeps evaluate() fast)."""
+                  offers: Sequence[Offer], *, extra: tuple[Finding, ...] = ()) -> Option:
+    """Findings are computed for the shown options only (keeps evaluate() fast); `extra` follow them."""
     prices = price_findings(option, gpu, offers, spot=bool(workload.spot))
-    return replace(option, findings=option_findings(option, gpu, setup, workload, tables) + prices)
+    return replace(option, findings=option_findings(option, gpu, setup, workload, tables) + prices + extra)
 
 
 def search(pool: Mapping[str, GpuSpec], space: CandidateSpace, counts: tuple[int, ...], work: Workload,
