@@ -14,7 +14,7 @@ from rules.plans.fit import CandidateSpace, counts_for, usable_gib
 from rules.plans.guidance import guidance_findings
 from rules.plans.notable import notable_rejects
 from rules.plans.constraints import apply_constraints, decided_by
-from rules.plans.ranking import objective_for, rank, rank_scored
+from rules.plans.ranking import Scored, objective_for, rank_scored
 from rules.plans.search import Search, search, with_cost, with_findings
 from rules.plans.serving_verdict import evaluate_serving
 from rules.plans.tier import pick_tier
@@ -158,25 +158,34 @@ def pinned_of(gpu_id: str, search_result: Search, gpus: Mapping[str, GpuSpec], s
                   None)
 
 
-def priced_first(options: list[Option]) -> list[Option]:
+def priced_first(options: list[Scored]) -> list[Scored]:
     """Plans with a capable offer, in rank order; the unpriced only when nothing has a price."""
     return [o for o in options if o.offer is not None] or options
 
 
-def shown_options(ranked: list[Option], alternatives: list[Option], pinned_gpu: str | None) -> list[Option]:
+def shown_options(ranked: list[Scored], alternatives: list[Scored], pinned_gpu: str | None) -> list[Scored]:
     """Pinned and fits: its plan first (priced or not), then the best others. Pinned and does not fit: the best
     plans overall, with the pinned GPU's own smallest fitting plan among the first three. No GPU pinned (a
-    count nothing fits): the best plans at any count."""
+    count nothing fits): the best plans at any count. (Scores in rank order: only the shown build options.)"""
     if pinned_gpu is None:
         return priced_first(alternatives)
     if ranked:
         return ranked[:1] + priced_first([o for o in alternatives if o.gpu_id != pinned_gpu])
     best = priced_first(alternatives)
     own = next((o for o in alternatives if o.gpu_id == pinned_gpu), None)
-    if own is None or own in best[:TOP_OPTIONS]:
+    if own is None or any(o is own for o in best[:TOP_OPTIONS]):
         return best
     rest = [o for o in best if o is not own]
     return rest[:TOP_OPTIONS - 1] + [own] + rest[TOP_OPTIONS - 1:]
+
+
+def shown_option(scored: Scored, gpu: GpuSpec, space: CandidateSpace, shape: Shape, work: Workload,
+                 tables: RuleTables, offers: Sequence[Offer]) -> Option:
+    """A shown plan: its exact cost, then its findings (fit, links, price) and what each switch bought."""
+    option = with_cost(scored.option, work, tables)
+    switches = switch_findings(option, gpu, space, shape, tables, work)
+    return with_findings(option, gpu, space.candidate(scored.count, scored.switches).setup, work, tables, offers,
+                         extra=switches)
 
 
 def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
@@ -203,13 +212,13 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     hours_known = bool(work.tokens or work.samples)
     found = search(pool, space, counts, work, offers_by_gpu, shape, tables, providers, offer_book)
     constrained = apply_constraints(found.scored, work)
-    ranked = rank(constrained.kept, objective, hours_known)
+    ranked = rank_scored(constrained.kept, objective, hours_known)
     if pinned_gpu is not None or (workload.gpus and not ranked):
         alt_counts = counts_for(replace(work, gpus=None), "diffusion" if family == "diffusion" else method)
         alternatives = search(trainable, space, alt_counts, work, offers_by_gpu, shape, tables, providers,
                               offer_book)
         alt_constrained = apply_constraints(alternatives.scored, work)
-        shown = shown_options(ranked, rank(alt_constrained.kept, objective, hours_known), pinned_gpu)
+        shown = shown_options(ranked, rank_scored(alt_constrained.kept, objective, hours_known), pinned_gpu)
         extra_rejections = [r for r in alternatives.rejections if r.gpu_id != pinned_gpu]
     else:
         alternatives, extra_rejections, shown = found, [], priced_first(ranked)
@@ -217,12 +226,8 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     if pinned_gpu is not None:
         findings.append(pinned_finding(pinned_gpu, found, gpus, tables.headroom_fraction))
         pinned = pinned_of(pinned_gpu, found, gpus, space)
-    top = tuple(with_findings(with_cost(o, work, tables), gpus[o.gpu_id],
-                              space.candidate(o.count, o.switches).setup, work, tables,
-                              offers_by_gpu.get(o.gpu_id, ()))
-                for o in shown[:TOP_OPTIONS])
-    top = tuple(replace(o, findings=o.findings + switch_findings(o, gpus[o.gpu_id], space, shape, tables, work))
-                for o in top)
+    top = tuple(shown_option(s, gpus[s.gpu_id], space, shape, work, tables, offers_by_gpu.get(s.gpu_id, ()))
+                for s in shown[:TOP_OPTIONS])
     reference = space.candidate(counts[0], ())
     chosen = space.candidate(top[0].count, top[0].switches).setup if top else reference.setup
     assumptions, defaulted = assumptions_of(workload, chosen, shape)

@@ -166,18 +166,20 @@ def cheapest_in(book: OfferBook, gpu_id: str, count: int, hours: float | None, *
     linked subsequence alone decides; only when it is empty are the others scanned (all of them, as
     `cheapest` does when no offer of the preferred group ever sets its bound).
     """
-    seconds = (hours if hours is not None else 1.0) * (1.0 + (rework if spot else 0.0)) * 3600.0
     tier = "spot" if spot else "on-demand"
     if count > GPUS_PER_NODE:
         # All NVLink-class and able to provide the plan: the rows `cheapest` skips with `can_provide` never set
         # the bound, and the first row it stops at is at least as dear as every row after it.
         rows, bounded = book.cluster(gpu_id, tier, count, providers), True
     else:
-        shelf = book.shelf(gpu_id, tier)
+        shelf = book.shelves.get((gpu_id, tier), EMPTY_SHELF)
         rows, linked_rows = shelf.capable(count)
         bounded = not prefer_link or bool(linked_rows)
         if prefer_link and linked_rows:
             rows = linked_rows
+    if not rows:  # most GPUs of a catalog have no offer of the tier or size: no pick, whatever the scan
+        return NO_PICK
+    seconds = (hours if hours is not None else 1.0) * (1.0 + (rework if spot else 0.0)) * 3600.0
     if not bounded:  # nothing linked: every capable offer is costed (a few per billing group suffice)
         best, cost, _ = _cheapest_of_all(book.billing_groups(rows, count, minimum_s), seconds)
         return _pick(best, cost, hours)
@@ -194,9 +196,12 @@ def cheapest_in(book: OfferBook, gpu_id: str, count: int, hours: float | None, *
     return _pick(best, cost, hours)
 
 
+NO_PICK = Pick(None, None)  # frozen: one shared value
+
+
 def _pick(best: Offer | None, cost: float, hours: float | None) -> Pick:
     if best is None:
-        return Pick(None, None)
+        return NO_PICK
     return Pick(best, cost / 3600.0 if hours is not None else None)
 
 

@@ -70,10 +70,10 @@ def buy_vs_rent(gpu: GpuSpec, own: Scored, rentals: Sequence[Scored], workload: 
     priced = [s for s in rentals if s.work_usd is not None and s.hours is not None]
     if own.hours is None or not priced:
         return []
-    rent = min(priced, key=lambda s: (s.work_usd or 0.0, s.option.gpu_id))
+    rent = min(priced, key=lambda s: (s.work_usd or 0.0, s.gpu_id))
     rent_usd = float(rent.work_usd or 0.0)
     kwh = power_price(workload, tables)
-    count = own.option.count
+    count = own.count
     power_per_hour = count * gpu.tdp_w / 1000 * POWER_OVERHEAD * kwh
     margin = rent_usd - power_per_hour * own.hours
     years = tables.ownership_years
@@ -87,7 +87,7 @@ def buy_vs_rent(gpu: GpuSpec, own: Scored, rentals: Sequence[Scored], workload: 
             "purchase_usd": round(purchase, 2), "price_date": price.date, "price_source": price.source,
             "resale_years": years, "resale_usd": round(resale, 2), "net_capex_usd": round(purchase - resale, 2),
             "power_usd_per_kwh": kwh, "power_usd_per_hour": round(power_per_hour, 4),
-            "own_hours_per_job": round(own.hours, 3), "rent_gpu": rent.option.gpu_id, "rent_gpus": rent.option.count,
+            "own_hours_per_job": round(own.hours, 3), "rent_gpu": rent.gpu_id, "rent_gpus": rent.count,
             "rent_usd_per_job": round(rent_usd, 2), "job_basis": "dataset" if dataset_known else "reference",
         }
         if margin <= 0:
@@ -108,7 +108,7 @@ def ownership_findings(pinned: str | None, top_gpu_ids: Sequence[str], scored: S
                        dataset_known: bool) -> list[Finding]:
     """Buy vs rent for the GPU the user named, else for the shown GPUs that have a purchase price."""
     candidates = [pinned] if pinned else list(dict.fromkeys(top_gpu_ids))
-    by_gpu = {s.option.gpu_id: s for s in scored}
+    by_gpu = {s.gpu_id: s for s in scored}
     out: list[Finding] = []
     for gpu_id in candidates:
         if gpu_id in by_gpu and gpu_id in gpus and purchase_prices(gpus[gpu_id]):

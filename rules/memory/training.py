@@ -8,7 +8,7 @@ two norm inputs and outputs, Q, K, V, the attention output, and the gated-MLP in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from rules.memory.parts import CUDA_CONTEXT_GIB, GIB, RESERVE_FRACTION, MemoryParts
 from rules.workload.frameworks import SELECTIVE_KEEPS, optimizer_state_bytes, weight_and_grad_bytes
@@ -170,8 +170,9 @@ def logit_bytes(shape: Shape, setup: Setup) -> float:
     return LOGIT_BYTES[setup.logits] * tokens * shape.vocab_size
 
 
-@dataclass(frozen=True, slots=True)
-class _States:
+class _States(NamedTuple):
+    """Model states per GPU (bytes), an intermediate of `estimate_parts` (a tuple: several per estimate)."""
+
     weights: float
     gradients: float
     optimizer: float

@@ -50,33 +50,33 @@ def apply_constraints(scored: list[Scored], workload: Workload) -> Constrained:
     kept, removed, findings, constraint = list(scored), [], [], ""
     deadline = workload.deadline_hours
     if deadline is not None:
-        timed = [s for s in kept if s.option.hours is not None]
+        timed = [s for s in kept if s.job_hours is not None]
         if timed:
-            kept, out = _filter(kept, lambda s: s.option.hours is None or s.option.hours <= deadline,
-                                lambda s: Rejection(s.option.gpu_id, "deadline.miss", {
-                                    "hours": s.option.hours or 0.0, "deadline_hours": deadline,
-                                    "gpus": s.option.count}))
+            kept, out = _filter(kept, lambda s: s.job_hours is None or s.job_hours <= deadline,
+                                lambda s: Rejection(s.gpu_id, "deadline.miss", {
+                                    "hours": s.job_hours or 0.0, "deadline_hours": deadline,
+                                    "gpus": s.count}))
             removed += out
             constraint = "deadline" if out else constraint
-            if not out and all((s.option.hours or 0.0) > deadline for s in timed):
-                best = min(timed, key=lambda s: s.option.hours or 0.0)
+            if not out and all((s.job_hours or 0.0) > deadline for s in timed):
+                best = min(timed, key=lambda s: s.job_hours or 0.0)
                 findings.append(Finding("deadline.none_meets", "fail", {
-                    "deadline_hours": deadline, "best_hours": best.option.hours or 0.0, "gpu": best.option.gpu_id,
-                    "gpus": best.option.count}))
+                    "deadline_hours": deadline, "best_hours": best.job_hours or 0.0, "gpu": best.gpu_id,
+                    "gpus": best.count}))
     budget = float(workload.budget_usd) if workload.budget_usd is not None else None
     if budget is not None:
         kept, out = _filter(kept, lambda s: s.work_usd is None or s.work_usd <= budget,
-                            lambda s: Rejection(s.option.gpu_id, "budget.over", {
+                            lambda s: Rejection(s.gpu_id, "budget.over", {
                                 "cost_usd": round(s.work_usd or 0.0, 2), "budget_usd": budget,
-                                "gpus": s.option.count}))
+                                "gpus": s.count}))
         removed += out
         constraint = "budget" if out else constraint
     per_hour = float(workload.budget_usd_per_hour) if workload.budget_usd_per_hour is not None else None
     if per_hour is not None:
         kept, out = _filter(kept, lambda s: s.plan_usd_per_hour is None or s.plan_usd_per_hour <= per_hour,
-                            lambda s: Rejection(s.option.gpu_id, "budget.over_per_hour", {
+                            lambda s: Rejection(s.gpu_id, "budget.over_per_hour", {
                                 "usd_per_hour": round(s.plan_usd_per_hour or 0.0, 2),
-                                "budget_usd_per_hour": per_hour, "gpus": s.option.count}))
+                                "budget_usd_per_hour": per_hour, "gpus": s.count}))
         removed += out
         constraint = "budget_per_hour" if out else constraint
     return Constrained(kept, tuple(removed), tuple(findings), constraint)
@@ -95,10 +95,10 @@ def decided_by(constrained: Constrained, ranked: Sequence[Option], unconstrained
     }
     first = unconstrained[0] if unconstrained else None
     if (constrained.constraint and first is not None
-            and (first.option.gpu_id, first.option.count) != (top.gpu_id, top.count)):
+            and (first.gpu_id, first.count) != (top.gpu_id, top.count)):
         numbers["constraint"] = constrained.constraint
-        numbers.update({"unconstrained_gpu": first.option.gpu_id, "unconstrained_gpus": first.option.count,
-                        "unconstrained_hours": first.option.hours if first.option.hours is not None else "",
+        numbers.update({"unconstrained_gpu": first.gpu_id, "unconstrained_gpus": first.count,
+                        "unconstrained_hours": first.job_hours if first.job_hours is not None else "",
                         "unconstrained_cost_usd": round(first.work_usd, 2) if first.work_usd is not None else ""})
         if workload.deadline_hours is not None:
             numbers["deadline_hours"] = workload.deadline_hours

@@ -10,7 +10,7 @@ and offload; negative = faster), and `frameworks` (comma list of the frameworks 
 from __future__ import annotations
 
 from rules.plans.fit import CandidateSpace, usable_gib
-from rules.plans.search import plan_hours
+from rules.plans.scoring import plan_hours
 from rules.plans.switches import SWITCH_FRAMEWORKS
 from rules.plans.ranking import REFERENCE_TOKENS
 from rules.tables import RuleTables

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 
 from rules.market.offers import GPUS_PER_NODE
 from rules.memory.diffusion import diffusion_parts, find_diffusion_model
@@ -20,14 +21,41 @@ MULTINODE_COUNTS = (16, 32, 64)
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One memory-feasible configuration (independent of the GPU type until `on_device`)."""
+    """One memory-feasible configuration (independent of the GPU type until `on_device`).
+
+    The public estimate (band, breakdown) is made from the parts on first read: a search reads only the host
+    state (`host_gib`, `cpu_offload_gib`, the estimate's figures from the parts), the shown plans the rest."""
 
     count: int
     switches: tuple[str, ...]
     setup: Setup
-    estimate: MemoryEstimate
-    parts: MemoryParts | None = None
+    parts: MemoryParts
+    widen: float  # to_estimate's widening for an assumed model shape
     fixed_gib: float = 0.0  # what must fit on the card: the estimate without pageable optimizer state
+    _estimate: MemoryEstimate | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def estimate(self) -> MemoryEstimate:
+        found = self._estimate
+        if found is None:
+            found = to_estimate(self.parts, self.setup, widen=self.widen)
+            object.__setattr__(self, "_estimate", found)  # a cache of a pure function of the fields above
+        return found
+
+    @property
+    def cpu_offload_gib(self) -> float:
+        """The estimate's `cpu_offload_gib` (0 for NVMe offload), from the parts."""
+        return 0.0 if self._nvme else round(self.parts.cpu_offload, 3)
+
+    @property
+    def host_gib(self) -> float:
+        """The estimate's `cpu_offload_gib + nvme_offload_gib`: state kept in host RAM or on NVMe."""
+        offloaded = round(self.parts.cpu_offload, 3)
+        return 0.0 + offloaded if self._nvme else offloaded + 0.0
+
+    @property
+    def _nvme(self) -> bool:
+        return self.setup.offload and self.setup.offload_target == "nvme"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +73,42 @@ class Fit:
     gpu_id: str
     candidate: Candidate | None
     rejection: Rejection | None
-    need_gib: float = 0.0  # per-GPU need at the first count tried (one card), every allowed switch on
+    space: CandidateSpace | None = field(default=None, repr=False, compare=False)  # where `need_gib` is read
+    first_count: int = 1
+
+    @property
+    def need_gib(self) -> float:
+        """Per-GPU need at the first count tried (one card), every allowed switch on; 0.0 without a space.
+
+        Worked out on first read (once per space): only the notable rejects read it, and it costs every
+        offload step's memory at that count."""
+        return round(_least_need(self.space, self.first_count), 1) if self.space is not None else 0.0
+
+
+class FitTable(Mapping[str, Fit]):
+    """A search's fits by GPU id; each `Fit` is built on first read (a search reads a few of ~115: the
+    pinned GPU's, the popular cards')."""
+
+    def __init__(self, space: CandidateSpace, first_count: int) -> None:
+        self._space, self._first_count = space, first_count
+        self._entries: dict[str, tuple[Candidate | None, Rejection | None]] = {}
+        self._built: dict[str, Fit] = {}
+
+    def add(self, gpu_id: str, candidate: Candidate | None, rejection: Rejection | None) -> None:
+        self._entries[gpu_id] = (candidate, rejection)
+
+    def __getitem__(self, gpu_id: str) -> Fit:
+        fit = self._built.get(gpu_id)
+        if fit is None:
+            candidate, rejection = self._entries[gpu_id]
+            fit = self._built[gpu_id] = Fit(gpu_id, candidate, rejection, self._space, self._first_count)
+        return fit
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 class CandidateSpace:
@@ -155,9 +218,8 @@ class CandidateSpace:
         key = (count, switches)
         if key not in self._cache:
             setup, parts = self._setup_parts(key)
-            estimate = to_estimate(parts, setup, widen=self._widen)
-            fixed = estimate.per_gpu_gib - parts.paged
-            self._cache[key] = Candidate(count, switches, setup, estimate, parts, round(fixed, 3))
+            fixed = round(parts.device_peak, 3) - parts.paged  # the estimate's per_gpu_gib less paged state
+            self._cache[key] = Candidate(count, switches, setup, parts, self._widen, round(fixed, 3))
         return self._cache[key]
 
     def _setup_parts(self, key: tuple[int, tuple[str, ...]]) -> tuple[Setup, MemoryParts]:
@@ -169,16 +231,17 @@ class CandidateSpace:
 
     def on_device(self, candidate: Candidate, usable_gib: float) -> Candidate:
         """The candidate on a card with `usable_gib`: pageable optimizer state beyond it lives on the host."""
-        if candidate.parts is None or candidate.parts.paged <= 0:
+        if candidate.parts.paged <= 0:
             return candidate
         parts = self.parts(candidate.setup, device_gib=usable_gib)
-        return replace(candidate, estimate=to_estimate(parts, candidate.setup, widen=self._widen), parts=parts)
+        return Candidate(candidate.count, candidate.switches, candidate.setup, parts, candidate.widen,
+                         candidate.fixed_gib)
 
     def host_ram_ok(self, candidate: Candidate, host_gib_per_gpu: float) -> bool:
         """CPU offload needs the offloaded states in host RAM (per GPU); NVMe offload does not."""
         if candidate.setup.offload_target == "nvme":
             return True
-        return candidate.estimate.cpu_offload_gib <= host_gib_per_gpu  # NVMe plans report 0 here
+        return candidate.cpu_offload_gib <= host_gib_per_gpu  # NVMe plans report 0 here
 
     def _setup_off_ladder(self, count: int, switches: tuple[str, ...]) -> Setup:
         """A plan's setup when its switches are not this count's ladder (a caller's own list): applied in order."""
@@ -223,18 +286,30 @@ def fit_gpu(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headro
     `with_need=False` leaves `need_gib` at 0.0, for callers that read only the plan (it costs every
     step at the first count).
     """
+    outcome = fit_outcome(gpu, space, counts, headroom, host_ram_gib)
+    single = space if with_need else None
+    if outcome.candidate is not None:
+        return Fit(gpu.id, outcome.candidate, None, single, counts[0])
+    return Fit(gpu.id, None, rejection_of(gpu, outcome, counts, headroom), single, counts[0])
+
+
+def fit_outcome(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headroom: float,
+                host_ram_gib: float) -> FitOutcome:
+    """`fit_gpu`'s GPU-independent result, memoised per space by what the search reads of the GPU."""
     key = (gpu.vram_gb, headroom, gpu.segment, bool(gpu.multinode_fabric), counts, host_ram_gib)
     outcome = space.fits.get(key)
     if outcome is None:
         outcome = space.fits[key] = _search_fit(gpu, space, counts, headroom, host_ram_gib)
-    single = round(_least_need(space, counts[0]), 1) if with_need else 0.0
-    if outcome.candidate is not None:
-        return Fit(gpu.id, outcome.candidate, None, single)
+    return outcome
+
+
+def rejection_of(gpu: GpuSpec, outcome: FitOutcome, counts: tuple[int, ...], headroom: float) -> Rejection:
+    """Why `gpu` got no plan (an outcome without a candidate), with the need against what the card has."""
     numbers: dict[str, float | int | str] = {
         "needed_gib": outcome.needed_gib, "has_gib": gpu.vram_gb, "gpus": outcome.most_gpus, "max_gpus_tried": counts[-1],
         "usable_gib": round(usable_gib(gpu, headroom), 1),  # what a plan may fill: the rest is the safety margin
     }
-    return Fit(gpu.id, None, Rejection(gpu.id, outcome.code, numbers), single)
+    return Rejection(gpu.id, outcome.code, numbers)
 
 
 def _least_need(space: CandidateSpace, count: int) -> float:

@@ -18,8 +18,6 @@ Objectives (DESIGN §3 "Ranking"):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-
 from rules.types import GpuSpec, Offer, Workload
 from rules.verdict import Option
 
@@ -32,16 +30,40 @@ SWITCH_SURCHARGE = {"offload": 0.50}
 DEFAULT_SWITCH_SURCHARGE = 0.05
 
 
-@dataclass(frozen=True, slots=True)
 class Scored:
-    """An option with what ranking needs: cost of the work, plan $/hour, hours (job or reference)."""
+    """An option with what ranking needs: cost of the work, plan $/hour, hours (job or reference).
 
-    option: Option
-    work_usd: float | None  # cost per job (real hours) or per reference job; None without offer or hours
-    plan_usd_per_hour: float | None  # whole plan on its offer; None without offer
-    hours: float | None  # job hours, else reference hours; None for methods without a time model
-    capacity: float  # delivered compute proxy (count x peak), for options without hours
-    pcie_many: bool = False  # more than two cards joined only by PCIe
+    Ranking, constraints and buy-vs-rent read only the numbers and the plan's GPU, count, nodes, switches, job
+    hours and offer, kept here as they are on the option; a search scores every fitting GPU (~100 per request) and
+    shows three, so its scores build the `Option` on first read (`PlanScore` in rules.plans.search).
+    """
+
+    __slots__ = ("gpu_id", "count", "nodes", "switches", "job_hours", "offer", "work_usd", "plan_usd_per_hour", "hours",
+                 "capacity", "pcie_many", "_option")
+
+    def __init__(self, option: Option, work_usd: float | None, plan_usd_per_hour: float | None,
+                 hours: float | None, capacity: float, pcie_many: bool = False) -> None:
+        self._option: Option | None = option
+        self.gpu_id, self.count, self.nodes = option.gpu_id, option.count, option.nodes
+        self.switches: tuple[str, ...] = option.switches
+        self.job_hours: float | None = option.hours  # the option's (rounded) job hours; None when unknown
+        self.offer: Offer | None = option.offer
+        self.work_usd = work_usd  # cost per job (real hours) or per reference job; None without offer or hours
+        self.plan_usd_per_hour = plan_usd_per_hour  # whole plan on its offer; None without offer
+        self.hours = hours  # job hours, else reference hours; None for methods without a time model
+        self.capacity = capacity  # delivered compute proxy (count x peak), for options without hours
+        self.pcie_many = pcie_many  # more than two cards joined only by PCIe
+
+    @property
+    def option(self) -> Option:
+        """The plan as shown (built on first read for a search's scores)."""
+        option = self._option
+        if option is None:
+            option = self._option = self._build()
+        return option
+
+    def _build(self) -> Option:
+        raise AssertionError("a Scored made from an option always has it")
 
 
 def objective_for(workload: Workload) -> str:
@@ -69,9 +91,8 @@ def capacity_of(gpu: GpuSpec, count: int, method: str) -> float:
 
 
 def _surcharge(s: Scored) -> float:
-    option = s.option
-    extra = GPU_SURCHARGE * (option.count - 1) + NODE_SURCHARGE * (option.nodes - 1)
-    extra += sum(SWITCH_SURCHARGE.get(s, DEFAULT_SWITCH_SURCHARGE) for s in option.switches)
+    extra = GPU_SURCHARGE * (s.count - 1) + NODE_SURCHARGE * (s.nodes - 1)
+    extra += sum(SWITCH_SURCHARGE.get(switch, DEFAULT_SWITCH_SURCHARGE) for switch in s.switches)
     return 1.0 + extra + (PCIE_MANY_SURCHARGE if s.pcie_many else 0.0)
 
 
@@ -101,14 +122,14 @@ def rank_scored(scored: list[Scored], objective: str, hours_known: bool) -> list
     if objective == "cheapest":
         def key(s: Scored) -> SortKey:
             cost = s.work_usd if hours_known and s.work_usd is not None else s.plan_usd_per_hour
-            return (cost if cost is not None else math.inf, s.hours or 0.0, s.option.gpu_id)
+            return (cost if cost is not None else math.inf, s.hours or 0.0, s.gpu_id)
     elif objective == "fastest":
         def key(s: Scored) -> SortKey:
             hours = s.hours if s.hours is not None else 1.0 / max(s.capacity, 1e-9)
-            return (hours, _work(s), s.option.gpu_id)
+            return (hours, _work(s), s.gpu_id)
     elif objective == "simplest":
         def key(s: Scored) -> SortKey:
-            return (s.option.nodes, s.option.count, len(s.option.switches), _work(s), s.option.gpu_id)
+            return (s.nodes, s.count, len(s.switches), _work(s), s.gpu_id)
     else:
         balanced = {id(s): _balanced(s) for s in scored}  # once per plan: the best and every key read it
         best = min(balanced.values(), default=math.inf)
@@ -119,5 +140,5 @@ def rank_scored(scored: list[Scored], objective: str, hours_known: bool) -> list
             band = math.floor(math.log(value / best) / step + 1e-9) \
                 if math.isfinite(value) and 0 < best < math.inf else math.inf
             hours = s.hours if s.hours is not None else 1.0 / max(s.capacity, 1e-9)
-            return (band, hours, s.option.gpu_id)
+            return (band, hours, s.gpu_id)
     return sorted(scored, key=key)

@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from rules.market.book import OfferBook, cheapest_in
+from rules.market.book import OfferBook
 from rules.market.cost import offer_cost
-from rules.market.offers import GPUS_PER_NODE, SHARDED, cheapest, price_findings
-from rules.memory.training import trainable_params
-from rules.plans.fit import Candidate, CandidateSpace, Fit, fit_gpu
+from rules.market.offers import GPUS_PER_NODE, price_findings
+from rules.plans.fit import Candidate, CandidateSpace, Fit, FitTable, fit_gpu, fit_outcome, rejection_of
 from rules.plans.guidance import option_findings
-from rules.plans.ranking import REFERENCE_TOKENS, Scored, capacity_of, plan_usd_per_hour
-from rules.speed.training import PlanTerms, dataset_tokens, gpu_rates, hours_on, plan_terms
+from rules.plans.ranking import Scored
+from rules.plans.scoring import PlanMemo as PlanMemo, PlanScore, Scorer, gpu_facts, plan_hours as plan_hours
+from rules.speed.training import dataset_tokens
 from rules.tables import RuleTables
 from rules.types import GpuSpec, Offer, Provider, Workload
 from rules.verdict import Finding, Option, Rejection
@@ -30,7 +30,7 @@ class Search:
 
     scored: list[Scored]
     rejections: list[Rejection]
-    fits: dict[str, Fit]
+    fits: Mapping[str, Fit]
     scaled: list[Finding] = field(default_factory=list)  # `deadline.scaled`: plans grown to meet a deadline
 
 
@@ -41,62 +41,9 @@ def score_option(fit: Fit, gpu: GpuSpec, offers: Sequence[Offer], workload: Work
     """The option (exact Decimal cost filled in later, for shown options only) and its ranking numbers.
 
     `known_hours`: the plan's hours for the workload's dataset when the caller has already worked them out."""
-    candidate = fit.candidate
-    assert candidate is not None
-    setup = candidate.setup
-    tokens = dataset_tokens(workload, setup)
-    timed = setup.timed
-    hours = ref_hours = None
-    if timed and tokens is not None:
-        hours = known_hours
-        if hours is None:
-            hours = plan_hours(tokens, candidate, gpu, shape, tables, workload, memo)
-    if timed:
-        ref_hours = hours if hours is not None else plan_hours(REFERENCE_TOKENS, candidate, gpu, shape, tables,
-                                                                workload, memo)
-    rework = tables.spot_rework_fraction
-    prefer_link = candidate.count > 1 and setup.sharding in SHARDED and gpu.has_nvlink_class_link
-    if book is not None:  # the same pick from the snapshot's index (rules.market.book)
-        pick = cheapest_in(book, gpu.id, candidate.count, hours, spot=bool(workload.spot), rework=rework,
-                           providers=providers, minimum_s=tables.billing_minimum_s, prefer_link=prefer_link)
-    else:
-        pick = cheapest(offers, candidate.count, hours, spot=bool(workload.spot), rework=rework,
-                        providers=providers, minimum_s=tables.billing_minimum_s, prefer_link=prefer_link)
-    offer, cost = pick.offer, pick.usd
-    per_hour = plan_usd_per_hour(offer, candidate.count)
-    work_usd = cost
-    if work_usd is None and per_hour is not None and ref_hours is not None:
-        work_usd = per_hour * ref_hours * (1.0 + (rework if workload.spot else 0.0))
-    nodes = max(1, -(-candidate.count // 8))
-    option = Option(gpu.id, candidate.count, nodes, setup.sharding, candidate.switches, candidate.estimate,
-                    round(hours, 3) if hours is not None else None, None, offer, ())
-    pcie_many = candidate.count > 2 and not gpu.has_nvlink_class_link
-    return Scored(option, work_usd, per_hour, ref_hours, capacity_of(gpu, candidate.count, setup.method), pcie_many)
-
-
-# A search's plan terms by plan object and tokens (one search, one workload, shape and tables): the GPUs
-# sharing a fit share its candidate object. The candidate is kept with its terms, so an id is never reused.
-PlanMemo = dict[tuple[int, float], tuple[Candidate, PlanTerms]]
-
-
-def plan_hours(tokens: float, candidate: Candidate, gpu: GpuSpec, shape: Shape, tables: RuleTables,
-               workload: Workload, memo: PlanMemo | None = None) -> float:
-    """Hours of one plan: its setup, switches and the state it keeps on the host.
-
-    `memo`: plan terms already worked out in this search (for this workload, shape and tables only)."""
-    key = (id(candidate), tokens)
-    found = memo.get(key) if memo is not None else None
-    if found is not None and found[0] is candidate:
-        terms = found[1]
-    else:
-        setup = candidate.setup
-        terms = plan_terms(tokens, shape.active_params_b, candidate.count, setup, tables, workload.precision,
-                           switches=candidate.switches,
-                           host_gib=candidate.estimate.cpu_offload_gib + candidate.estimate.nvme_offload_gib,
-                           trainable_b=trainable_params(shape, setup) / 1e9, shape=shape)
-        if memo is not None:
-            memo[key] = (candidate, terms)
-    return hours_on(terms, gpu_rates(gpu, tables))
+    assert fit.candidate is not None
+    return Scorer(workload, shape, tables, providers, book, memo).score(fit.candidate, gpu, offers,
+                                                                        known_hours=known_hours)
 
 
 def with_cost(option: Option, workload: Workload, tables: RuleTables) -> Option:
@@ -109,10 +56,10 @@ def with_cost(option: Option, workload: Workload, tables: RuleTables) -> Option:
 
 
 def with_findings(option: Option, gpu: GpuSpec, setup: Setup, workload: Workload, tables: RuleTables,
-                  offers: Sequence[Offer]) -> Option:
-    """Findings are computed for the shown options only (keeps evaluate() fast)."""
+                  offers: Sequence[Offer], *, extra: tuple[Finding, ...] = ()) -> Option:
+    """Findings are computed for the shown options only (keeps evaluate() fast); `extra` follow them."""
     prices = price_findings(option, gpu, offers, spot=bool(workload.spot))
-    return replace(option, findings=option_findings(option, gpu, setup, workload, tables) + prices)
+    return replace(option, findings=option_findings(option, gpu, setup, workload, tables) + prices + extra)
 
 
 def search(pool: Mapping[str, GpuSpec], space: CandidateSpace, counts: tuple[int, ...], work: Workload,
@@ -120,36 +67,41 @@ def search(pool: Mapping[str, GpuSpec], space: CandidateSpace, counts: tuple[int
            providers: Mapping[str, Provider], book: OfferBook | None = None) -> Search:
     scored: list[Scored] = []
     rejections: list[Rejection] = []
-    fits: dict[str, Fit] = {}
     scaled: list[Finding] = []
-    memo: PlanMemo = {}
+    scorer = Scorer(work, shape, tables, providers, book)
+    headroom = tables.headroom_fraction
+    deadline = work.deadline_hours
+    fits = FitTable(space, counts[0])
+    no_offers: tuple[Offer, ...] = ()
     for gpu_id, gpu in pool.items():
-        fit = fit_gpu(gpu, space, counts, tables.headroom_fraction,
-                      host_ram_gib=tables.training.host_ram_gib_per_gpu.get(gpu.segment, float("inf")))
-        fits[gpu_id] = fit
-        if fit.rejection is not None:
-            rejections.append(fit.rejection)
-        else:
-            option = score_option(fit, gpu, offers_by_gpu.get(gpu_id, ()), work, shape, tables, providers, book,
-                                  memo=memo)
-            if work.deadline_hours is not None and (option.hours or 0.0) > work.deadline_hours:
-                first = option
-                option = _scale_for_deadline(option, fit, gpu, space, counts, work, offers_by_gpu.get(gpu_id, ()),
-                                             shape, tables, providers, book, memo)
-                if option is not first:
-                    scaled.append(Finding("deadline.scaled", "info", {
-                        "gpu": gpu_id, "gpus_from": first.option.count, "hours_from": first.option.hours or 0.0,
-                        "gpus": option.option.count, "hours": option.option.hours or 0.0,
-                        "deadline_hours": work.deadline_hours}))
-            scored.append(option)
+        facts = gpu_facts(gpu, tables)
+        outcome = fit_outcome(gpu, space, counts, headroom, facts.host_ram_gib)
+        candidate = outcome.candidate
+        if candidate is None:
+            rejection = rejection_of(gpu, outcome, counts, headroom)
+            fits.add(gpu_id, None, rejection)
+            rejections.append(rejection)
+            continue
+        fits.add(gpu_id, candidate, None)
+        option = scorer.score(candidate, gpu, offers_by_gpu.get(gpu_id, no_offers) if book is None else no_offers,
+                              facts=facts)
+        if deadline is not None and (option.hours or 0.0) > deadline:  # the unrounded hours, as scaling reads them
+            first = option
+            option = _scale_for_deadline(option, fits[gpu_id], gpu, space, counts, work,
+                                         offers_by_gpu.get(gpu_id, ()), scorer)
+            if option is not first:
+                scaled.append(Finding("deadline.scaled", "info", {
+                    "gpu": gpu_id, "gpus_from": first.count, "hours_from": first.job_hours or 0.0,
+                    "gpus": option.count, "hours": option.job_hours or 0.0, "deadline_hours": deadline}))
+        scored.append(option)
     return Search(scored, rejections, fits, scaled)
 
 
-def _scale_for_deadline(first: Scored, fit: Fit, gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...],
-                        work: Workload, offers: Sequence[Offer], shape: Shape, tables: RuleTables,
-                        providers: Mapping[str, Provider], book: OfferBook | None, memo: PlanMemo) -> Scored:
+def _scale_for_deadline(first: PlanScore, fit: Fit, gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...],
+                        work: Workload, offers: Sequence[Offer], scorer: Scorer) -> PlanScore:
     """More GPUs of the same type until the job meets the deadline (the smallest such count), else the first plan."""
     assert fit.candidate is not None and work.deadline_hours is not None
+    tables = scorer.tables
     host_ram = tables.training.host_ram_gib_per_gpu.get(gpu.segment, float("inf"))
     # Counts beyond one node are never a plan on a card limited to one (fit_gpu rejects them without a search).
     one_node = gpu.segment == "consumer" or not gpu.multinode_fabric
@@ -157,11 +109,10 @@ def _scale_for_deadline(first: Scored, fit: Fit, gpu: GpuSpec, space: CandidateS
         larger = fit_gpu(gpu, space, (count,), tables.headroom_fraction, host_ram_gib=host_ram, with_need=False)
         if larger.candidate is None:
             continue
-        hours = _hours_within_deadline(larger.candidate, gpu, work, shape, tables, memo)
+        hours = _hours_within_deadline(larger.candidate, gpu, work, scorer.shape, tables, scorer.memo)
         if hours is None:
             continue  # priced only when it keeps to the deadline: the hours alone decide
-        option = score_option(larger, gpu, offers, work, shape, tables, providers, book, known_hours=hours,
-                              memo=memo)
+        option = scorer.score(larger.candidate, gpu, offers, known_hours=hours)
         if option.hours is not None and option.hours <= work.deadline_hours:
             return option
     return first
