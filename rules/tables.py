@@ -6,11 +6,16 @@ The JSON lives in rules/data/rule_tables.json; knowledge/rule_tables.py reads th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from rules.training_tables import TrainingTableError, TrainingTables, parse_training_tables
+
+if TYPE_CHECKING:
+    from rules.types import GpuSpec
+
+T = TypeVar("T")
 
 TIERS = ("consumer", "workstation", "datacenter", "frontier")
 MFU_METHODS = ("full", "lora", "qlora", "inference", "diffusion")
@@ -237,3 +242,26 @@ def _id_list(raw: Any, source: str) -> tuple[str, ...]:
     if not isinstance(raw, list) or not all(isinstance(item, str) and item for item in raw):
         raise RuleTableError(f"{source}: popular_gpus: expected a list of catalog GPU ids")
     return tuple(raw)
+
+
+class PerGpu(Generic[T]):
+    """Values worked out from one GpuSpec and one RuleTables object, kept by GPU id for those very objects.
+
+    A catalog's specs are immutable and live as long as its snapshot; a new spec or tables object under the
+    same id is worked out again. Bounded: past `limit` ids the whole memo starts over.
+    """
+
+    def __init__(self, make: Callable[[GpuSpec, RuleTables], T], limit: int = 4096) -> None:
+        self._make = make
+        self._limit = limit
+        self._by_id: dict[str, tuple[GpuSpec, RuleTables, T]] = {}
+
+    def __call__(self, gpu: GpuSpec, tables: RuleTables) -> T:
+        found = self._by_id.get(gpu.id)
+        if found is not None and found[0] is gpu and found[1] is tables:
+            return found[2]
+        if len(self._by_id) >= self._limit:
+            self._by_id.clear()
+        value = self._make(gpu, tables)
+        self._by_id[gpu.id] = (gpu, tables, value)
+        return value

@@ -91,3 +91,29 @@ def test_no_capable_offer_is_no_pick(count, prefer_link):
             picked = cheapest_in(book, gpu_id, count, hours, spot=False, rework=0.1, providers=providers(),
                                  minimum_s=tables().billing_minimum_s, prefer_link=prefer_link)
             assert picked == plain
+
+
+def test_per_gpu_memo_keeps_a_value_for_the_very_spec_and_tables_it_was_made_from() -> None:
+    """Same objects: worked out once. A new spec or tables object under the same id: worked out again.
+    Past the limit the memo starts over rather than growing."""
+    import dataclasses
+
+    from rules.tables import PerGpu
+    from rules.types import GpuSpec
+
+    made: list[tuple[str, int]] = []
+
+    def make(gpu: GpuSpec, tables: object) -> tuple[str, int]:
+        made.append((gpu.id, id(tables)))
+        return (gpu.id, len(made))
+
+    memo = PerGpu(make, limit=2)
+    rules = tables()
+    gpus = list(catalog_gpus().values())[:3]
+    first = memo(gpus[0], rules)
+    assert memo(gpus[0], rules) is first and len(made) == 1
+    assert memo(dataclasses.replace(gpus[0]), rules) == (gpus[0].id, 2)  # an equal spec, another object
+    assert memo(gpus[0], tables()) == (gpus[0].id, 3)  # another tables object
+    memo(gpus[1], rules)
+    memo(gpus[2], rules)  # a third id at limit 2: starts over
+    assert memo(gpus[1], rules) == (gpus[1].id, 6)

@@ -17,7 +17,7 @@ from rules.memory.training import trainable_params
 from rules.plans.fit import Candidate
 from rules.plans.ranking import REFERENCE_TOKENS, Scored, plan_usd_per_hour
 from rules.speed.training import GpuRates, PlanTerms, dataset_tokens, gpu_rates, hours_on, plan_terms
-from rules.tables import RuleTables
+from rules.tables import PerGpu, RuleTables
 from rules.types import GpuSpec, Offer, Provider, Workload
 from rules.verdict import Option
 from rules.workload.shapes import Shape
@@ -98,20 +98,13 @@ class GpuFacts:
     bandwidth_gbs: float
 
 
-_FACTS: dict[str, GpuFacts] = {}
-_FACTS_LIMIT = 4096
+def _work_out_facts(gpu: GpuSpec, tables: RuleTables) -> GpuFacts:
+    return GpuFacts(gpu, tables, gpu_rates(gpu, tables), gpu.has_nvlink_class_link,
+                    tables.training.host_ram_gib_per_gpu.get(gpu.segment, float("inf")),
+                    gpu.bf16_dense_tflops or gpu.fp16_dense_tflops, gpu.memory_bandwidth_gbs)
 
 
-def gpu_facts(gpu: GpuSpec, tables: RuleTables) -> GpuFacts:
-    found = _FACTS.get(gpu.id)
-    if found is None or found.gpu is not gpu or found.tables is not tables:
-        if len(_FACTS) >= _FACTS_LIMIT:
-            _FACTS.clear()
-        found = _FACTS[gpu.id] = GpuFacts(
-            gpu, tables, gpu_rates(gpu, tables), gpu.has_nvlink_class_link,
-            tables.training.host_ram_gib_per_gpu.get(gpu.segment, float("inf")),
-            gpu.bf16_dense_tflops or gpu.fp16_dense_tflops, gpu.memory_bandwidth_gbs)
-    return found
+gpu_facts: PerGpu[GpuFacts] = PerGpu(_work_out_facts)
 
 
 class Scorer:

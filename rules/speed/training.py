@@ -7,7 +7,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from rules.tables import RuleTables
+from rules.tables import PerGpu, RuleTables
 from rules.types import GpuSpec, Workload
 from rules.workload.setup import DEFAULT_TRAIN_BATCH, Setup
 from rules.workload.shapes import Shape
@@ -123,19 +123,6 @@ class GpuRates:
     collective_link_gbs: float  # what collectives cross: half the scale-up link's bidirectional GB/s, else PCIe
 
 
-# GpuRates by GPU id, for the GpuSpec and tables objects they were made from (a catalog's specs are immutable
-# and live as long as its snapshot; a new object under the same id is worked out again).
-_RATES: dict[str, GpuRates] = {}
-_RATES_LIMIT = 4096
-
-
-def gpu_rates(gpu: GpuSpec, tables: RuleTables) -> GpuRates:
-    found = _RATES.get(gpu.id)
-    if found is None or found.gpu is not gpu or found.tables is not tables:
-        if len(_RATES) >= _RATES_LIMIT:
-            _RATES.clear()
-        found = _RATES[gpu.id] = _work_out_rates(gpu, tables)
-    return found
 
 
 def _work_out_rates(gpu: GpuSpec, tables: RuleTables) -> GpuRates:
@@ -146,6 +133,10 @@ def _work_out_rates(gpu: GpuSpec, tables: RuleTables) -> GpuRates:
     return GpuRates(gpu, tables, (gpu.bf16_dense_tflops or gpu.fp16_dense_tflops) * 1e12,
                     bool(gpu.fp8_support and gpu.fp8_dense_tflops), tables.mfu.get(klass) or tables.mfu[gpu.segment],
                     tables.training.attention_utilisation.get(klass), host, link)
+
+
+# GpuRates for the GpuSpec and tables objects they were made from.
+gpu_rates: PerGpu[GpuRates] = PerGpu(_work_out_rates)
 
 
 @functools.lru_cache(maxsize=256)
