@@ -193,7 +193,7 @@ def snapshot(_templates: _Templates, tmp_path_factory: pytest.TempPathFactory): 
 # a traceback (exc_info, or "Traceback (most recent call last)" in its text) at WARNING or above fails
 # the test during which it was logged, unless the test expects one: it is marked `expect_traceback`
 # (a fault injected on purpose, whose error boundary must log it). Records logged between tests (by a
-# thread a test left running) fail the run at the end, listed in the summary. Subprocesses (gunicorn,
+# thread a test left running) fail the run at the end, listed in the summary. Subprocesses (the HTTP server,
 # spawned answer workers) log to their own stderr, which this does not see.
 
 import logging  # noqa: E402

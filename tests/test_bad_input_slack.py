@@ -289,7 +289,7 @@ def test_the_signature_is_over_the_raw_bytes() -> None:
                          signature=stale["X-Slack-Signature"])
 
 
-# --- the production server (`serve --http`: gunicorn, the ack path, answer processes) ------------------------
+# --- the production server (`serve --http`: Granian, the ack path, answer processes) ------------------------
 
 from test_slack_serve import served  # noqa: E402, F401  (fixture: the real server on a loopback port)
 

@@ -1,4 +1,4 @@
-"""`gpu-advisor serve --http` for real: gunicorn gthread workers, signed requests, and the round-trip benchmark."""
+"""`gpu-advisor serve --http` for real: Granian workers, signed requests, and the round-trip benchmark."""
 
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ def test_slash_command_round_trip_benchmark(served, backend) -> None:
     arrived = {c.path.removeprefix("/response/"): c.at for c in slack.responses()}
     acks = [elapsed * 1000 for _, _, elapsed in results]
     trips = [(arrived[name] - started) * 1000 for name, started, _ in results]
-    print(f"\n[{backend}] {REQUESTS} signed /gpu commands, {CLIENTS} concurrent clients, gunicorn 2x16 gthread, "
+    print(f"\n[{backend}] {REQUESTS} signed /gpu commands, {CLIENTS} concurrent clients, Granian 2 workers x 16 threads, "
           f"{os.cpu_count()} CPUs: ack p50 {statistics.median(acks):.1f} ms p99 {_percentile(acks, 99):.1f} ms; "
           f"card at response_url p50 {statistics.median(trips):.1f} ms p99 {_percentile(trips, 99):.1f} ms")
 

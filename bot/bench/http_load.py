@@ -1,4 +1,4 @@
-"""Signed `/gpu` commands through `gpu-advisor serve --http` (gunicorn gthread) on loopback.
+"""Signed `/gpu` commands through `gpu-advisor serve --http` (Granian, WSGI) on loopback.
 
 The load generator is built to cost far less CPU than the server it measures (on a small machine the two
 share the cores, and in a closed loop the generator's CPU shows up as the server's latency): every request
@@ -124,7 +124,7 @@ class Served:
         return str(self.errors.read().decode("utf-8", "replace")[-chars:])
 
     def worker_pids(self) -> list[int]:
-        """Every live descendant: gunicorn workers and their answer worker processes (grandchildren)."""
+        """Every live descendant: web worker processes and the answer worker processes beside them."""
         return descendant_pids(self.process.pid)
 
     def peak_rss_mb(self) -> float:

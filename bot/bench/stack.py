@@ -33,7 +33,7 @@ class Stack:
     env: dict[str, str]
     database_url: str
     logs: IO[bytes]
-    webs: list[tuple[int, subprocess.Popen[bytes]]] = field(default_factory=list)  # (port, gunicorn master)
+    webs: list[tuple[int, subprocess.Popen[bytes]]] = field(default_factory=list)  # (port, server master process)
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     def start_web(self, threads: int = 16) -> int:
@@ -62,12 +62,12 @@ class Stack:
         return time.perf_counter() - started
 
     def web_pids(self, n: int) -> list[int]:
-        """The gunicorn worker process(es) of web process `n` (what answers requests)."""
+        """The worker process(es) of web process `n` (what answers requests)."""
         return descendant_pids(self.webs[n][1].pid)
 
     def kill_web(self, n: int) -> None:
         for pid in self.web_pids(n):
-            os.kill(pid, signal.SIGKILL)  # the gunicorn master starts a new worker, as in production
+            os.kill(pid, signal.SIGKILL)  # the server master starts a new worker, as in production
 
     def kill_worker(self, n: int) -> None:
         self.workers[n].send_signal(signal.SIGKILL)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 if TYPE_CHECKING:
     from bot.cli.context import Subparsers
     from bot.settings import Settings
+    from bot.slack.wsgi import Wsgi
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -28,7 +29,7 @@ def register(subparsers: Subparsers) -> None:
         "serve", help="run the Slack app over HTTP (production) or Socket Mode (development)"
     )
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--http", action="store_true", help="serve /slack/events under gunicorn (default)")
+    mode.add_argument("--http", action="store_true", help="serve /slack/events under Granian (default)")
     mode.add_argument("--socket", action="store_true", help="Socket Mode with SLACK_APP_TOKEN")
     parser.add_argument("--port", type=int, default=None, help="HTTP port (default: $PORT or 3000)")
     parser.add_argument("--host", default="0.0.0.0", help="HTTP address to bind (default: 0.0.0.0)")
@@ -62,11 +63,23 @@ def _settings() -> Settings:
     from bot.settings import load_settings
 
     settings = load_settings()
+    _configure_logging(settings)
+    return settings
+
+
+def _configure_logging(settings: Settings) -> None:
     logging.basicConfig(
         level=settings.log_level, format="%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s",
         force=True,
     )
-    return settings
+
+
+def _web_worker_app(settings: Settings) -> Wsgi:
+    """What each web worker process serves (built after the fork, so no connection crosses it)."""
+    from bot.queue.runtime import build_front
+
+    _configure_logging(settings)  # Granian configured logging for its own loggers in this process
+    return build_front(settings)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,24 +101,24 @@ def run_http(settings: Settings, *, host: str, port: int, workers: int, threads:
     """Web processes only verify, record, enqueue and acknowledge; worker processes answer."""
     from functools import partial
 
-    from bot.queue.runtime import build_front, secret_box
-    from bot.slack.wsgi import GunicornServer, gunicorn_options
+    from bot.queue.runtime import secret_box
+    from bot.slack.wsgi import serve_granian
     from knowledge.setup import prepare_database
     from knowledge.slack_secrets import check_secrets
 
     from bot.queue.engine import make_huey
 
     # The ack path's modules (bot.slack.bodies builds its pydantic models of Slack's bodies on import) are
-    # imported once here, before gunicorn forks: each worker importing them itself took ~0.4 s of start.
+    # imported once here, before the server forks: each worker importing them itself took ~0.4 s of start.
     import bot.slack.front  # noqa: F401
 
     engine = prepare_database(settings.database_url)  # migrate once, before the workers fork
     _checked(lambda: check_secrets(engine, secret_box(settings)))
     engine.dispose()
     make_huey(settings).storage.close()  # the queue's tables too (SQLite file, PostgreSQL tables)
-    options = gunicorn_options(host=host, port=port, workers=workers, threads=threads, log_level=settings.log_level)
     with AnswerWorkerProcesses(answer_workers):
-        GunicornServer(partial(build_front, settings), options).run()
+        serve_granian(partial(_web_worker_app, settings), host=host, port=port, workers=workers, threads=threads,
+                      log_level=settings.log_level)
     return 0
 
 

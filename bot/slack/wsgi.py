@@ -1,13 +1,11 @@
-"""HTTP mode: Bolt's WSGI adapter (events, commands, interactivity, OAuth) under gunicorn gthread workers."""
+"""HTTP mode: the WSGI apps (the ack path, Bolt's adapter for OAuth) and Granian, the server that runs them."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
-
-from gunicorn.app.base import BaseApplication
 
 if TYPE_CHECKING:  # Bolt serves only the OAuth pages: the server's master process never imports it
     from slack_bolt import App
@@ -47,41 +45,34 @@ def wsgi_app(app: App, *, signing_secret: str | None = None) -> Wsgi:
     return serve
 
 
-class GunicornServer(BaseApplication):  # type: ignore[misc]  # gunicorn ships no types: its base class is untyped
-    """gunicorn run in-process: each worker builds its own WSGI app (and answer workers) after the fork."""
+def serve_granian(build: Callable[[], Wsgi], *, host: str, port: int, workers: int, threads: int,
+                  log_level: str) -> None:
+    """Granian's WSGI server until SIGINT/SIGTERM: `workers` processes (forked; each builds its own app with
+    `build`), `threads` blocking threads each running the app, a worker that dies is started again. Granian
+    sets up logging in each worker (dictConfig of its own loggers) before `build` runs: `build` sets ours.
 
-    def __init__(self, build: Callable[[], Wsgi], options: Mapping[str, object]) -> None:
-        self._build, self._options = build, options
-        super().__init__()
+    Granian reads and writes HTTP in Rust (hyper) and calls Python only for the app: a do-nothing app costs
+    about 0.05 ms of CPU per request under it, against 0.27 ms under gunicorn gthread on the same 2-core
+    host (docs/BENCHMARKS.md, "The HTTP server"). Options are Granian's own (granian/server/common.py,
+    `Server.__init__`).
+    """
+    from granian.constants import Interfaces
+    from granian.log import LogLevels
+    from granian.server import Server
 
-    def load_config(self) -> None:
-        for key, value in self._options.items():
-            self.cfg.set(key, value)
-
-    def load(self) -> Wsgi:
-        return self._build()
-
-
-def drain_on_exit(server: object, worker: object) -> None:
-    """gunicorn `worker_exit` hook: answer the requests already accepted before the process goes."""
-    close = getattr(getattr(worker, "wsgi", None), "close", None)
-    if close is not None:
-        close()
+    server = Server(
+        "gpu-advisor",  # a label only: the app comes from `build` (target_loader), not from an import path
+        address=host, port=port, interface=Interfaces.WSGI, workers=workers, blocking_threads=threads,
+        respawn_failed_workers=True, respawn_interval=RESPAWN_S,
+        log_level=LogLevels(_granian_level(log_level)), log_access=False, websockets=False,
+    )
+    server.serve(target_loader=build, wrap_loader=False)
 
 
-def gunicorn_options(*, host: str, port: int, workers: int, threads: int, log_level: str) -> dict[str, object]:
-    """gthread workers: threads wait on Slack and the database, so few processes serve many requests."""
-    return {
-        "bind": f"{host}:{port}",
-        "workers": workers,
-        "worker_class": "gthread",
-        "threads": threads,
-        "timeout": 30,
-        "graceful_timeout": 10,
-        "keepalive": 5,
-        "accesslog": None,
-        "errorlog": "-",
-        "loglevel": log_level.lower(),
-        "preload_app": False,
-        "worker_exit": drain_on_exit,
-    }
+RESPAWN_S = 0.2  # a killed web worker is replaced after this pause (Granian's default is 3.5 s)
+
+
+def _granian_level(level: str) -> str:
+    name = level.lower()
+    return name if name in ("critical", "error", "warning", "info", "debug") else "info"
+
