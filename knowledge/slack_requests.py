@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from sqlalchemy import Engine, and_, delete, insert, or_, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.engine.interfaces import Dialect
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.pool import PoolProxiedConnection
 from sqlmodel import col
 
 from knowledge.db import table_of
@@ -75,18 +78,64 @@ def record_request(engine: Engine, request: NewRequest, *, box: SecretBox, now: 
 
 
 def record_requests(engine: Engine, requests: list[NewRequest], *, box: SecretBox, now: datetime) -> set[str]:
-    """Store many accepted requests in one transaction (group commit); the keys that were new."""
-    if engine.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as upsert
-    else:
-        from sqlalchemy.dialects.sqlite import insert as upsert  # type: ignore[assignment]  # same API
-    table = table_of(SlackRequest)
-    rows = [dict(key=r.key[:200], team_id=r.team_id[:32], kind=r.kind, mode=r.mode, body=box.encrypt(r.body),
-                 headers_json=json.dumps(dict(r.headers)), state=QUEUED, attempts=0, created_at=now, updated_at=now)
-            for r in {r.key[:200]: r for r in requests}.values()]
-    statement = upsert(table).on_conflict_do_nothing(index_elements=[table.c.key]).returning(table.c.key)
-    with engine.begin() as conn:
-        return {str(key) for key in conn.execute(statement, rows).scalars()}
+    """Store many accepted requests in one transaction (group commit); the keys that were new.
+
+    The ack path runs this for every batch, so it goes to the driver directly: one
+    INSERT ... ON CONFLICT (key) DO NOTHING RETURNING key per ROWS_PER_STATEMENT rows on a pooled
+    connection, values converted as SQLAlchemy would (its own bind processors). Through SQLAlchemy's
+    Core statement and connection the same write cost 180 µs for one request and 81 µs each for four,
+    against 59 and 34 µs here (docs/BENCHMARKS.md). A driver error is raised as SQLAlchemy's DBAPIError.
+    """
+    dialect = engine.dialect
+    stamp = _stamp(dialect)(now)
+    rows = [(r.key[:200], r.team_id[:32], r.kind, r.mode, box.encrypt(r.body), json.dumps(dict(r.headers)), QUEUED,
+             0, stamp, stamp) for r in {r.key[:200]: r for r in requests}.values()]
+    new: set[str] = set()
+    connection = engine.raw_connection()
+    statement = ""
+    try:
+        cursor = connection.cursor()
+        for at in range(0, len(rows), ROWS_PER_STATEMENT):
+            chunk = rows[at:at + ROWS_PER_STATEMENT]
+            statement = _insert_sql(dialect.name, len(chunk))
+            cursor.execute(statement, [value for row in chunk for value in row])
+            new.update(str(key) for (key,) in cursor.fetchall())
+        connection.commit()
+    except dialect.loaded_dbapi.Error as exc:
+        _rollback_quietly(connection)
+        raise DBAPIError.instance(statement, None, exc, dialect.loaded_dbapi.Error, hide_parameters=True,
+                                  dialect=dialect) from exc
+    except BaseException:
+        _rollback_quietly(connection)
+        raise
+    finally:
+        connection.close()  # back to the pool (a broken connection is invalidated by the pool's pre-ping)
+    return new
+
+
+ROWS_PER_STATEMENT = 90  # 10 values a row: under SQLite's oldest bound-variable limit (999)
+_COLUMNS = ("key", "team_id", "kind", "mode", "body", "headers_json", "state", "attempts", "created_at", "updated_at")
+
+
+@lru_cache(maxsize=16)
+def _insert_sql(dialect: str, rows: int) -> str:
+    mark = "?" if dialect == "sqlite" else "%s"
+    one = "(" + ", ".join([mark] * len(_COLUMNS)) + ")"
+    return (f"INSERT INTO {table_of(SlackRequest).name} ({', '.join(_COLUMNS)}) VALUES {', '.join([one] * rows)} "
+            "ON CONFLICT (key) DO NOTHING RETURNING key")
+
+
+def _stamp(dialect: Dialect) -> Callable[[datetime], object]:
+    """A datetime as this dialect's driver takes it for the created_at column (SQLAlchemy's own conversion)."""
+    convert = table_of(SlackRequest).c.created_at.type.bind_processor(dialect)
+    return convert if convert is not None else (lambda when: when)
+
+
+def _rollback_quietly(connection: PoolProxiedConnection) -> None:
+    try:
+        connection.rollback()
+    except Exception:  # noqa: BLE001  # the connection is already gone: the pool discards it
+        log.debug("rollback after a failed request write did not complete", exc_info=True)
 
 
 def claim_request(engine: Engine, key: str, *, worker_id: str, box: SecretBox, now: datetime) -> ClaimedRequest | None:

@@ -142,3 +142,81 @@ def test_a_request_that_keeps_failing_ends_with_a_message_to_the_user_and_a_log_
     assert request_state(engine, "T0TEAM:cmd:9.9.9") == ("failed", "failed:RuntimeError", 2)
     assert any(r.levelno == logging.ERROR and "T0TEAM:cmd:9.9.9" in r.getMessage() and "not answered" in r.getMessage()
                for r in caplog.records)
+
+
+def test_a_batch_over_one_statement_stores_every_new_request_once(engine: Any, tmp_path: Path) -> None:
+    """record_requests writes through the driver in statements of ROWS_PER_STATEMENT rows: a batch of
+    more rows than that, with repeats inside it and keys already stored, returns exactly the new keys,
+    and every stored row reads back through SQLAlchemy as written (times, headers, encrypted body)."""
+    from knowledge.slack_requests import QUEUED, ROWS_PER_STATEMENT, record_requests
+
+    box = secret_box(queue_settings(engine, "http://127.0.0.1:9/api/", tmp_path))
+    now = datetime(2026, 11, 26, 3, 4, 5, 678901, tzinfo=UTC)
+
+    def request(n: int) -> NewRequest:
+        return NewRequest(key=f"T1:cmd:{n}", team_id="T1", kind="command", mode="http", body=f"text=q{n}",
+                          headers={"content-type": "application/x-www-form-urlencoded"})
+
+    assert record_requests(engine, [request(n) for n in range(5)], box=box, now=now) == {f"T1:cmd:{n}" for n in range(5)}
+    batch = [request(n) for n in range(ROWS_PER_STATEMENT * 2 + 7)] + [request(3), request(200)]
+    new = record_requests(engine, batch, box=box, now=now)
+    assert new == {f"T1:cmd:{n}" for n in range(5, ROWS_PER_STATEMENT * 2 + 7)} | {"T1:cmd:200"}
+    with engine.connect() as conn:
+        rows = conn.execute(select(SlackRequest)).all()
+    assert len(rows) == ROWS_PER_STATEMENT * 2 + 7 + 1
+    row = next(r for r in rows if r.key == "T1:cmd:200")
+    assert (row.state, row.attempts, row.kind, row.mode) == (QUEUED, 0, "command", "http")
+    assert row.created_at.replace(tzinfo=UTC) == now and row.updated_at.replace(tzinfo=UTC) == now
+    assert json.loads(row.headers_json) == {"content-type": "application/x-www-form-urlencoded"}
+    assert box.decrypt(row.body) == "text=q200"
+
+
+def test_a_failed_request_write_is_a_database_error_and_stores_nothing(engine: Any, tmp_path: Path) -> None:
+    """A driver error in the second statement of a batch (a row the database refuses: kind is NOT NULL) rolls
+    the first statement back too, and reaches the ack path as SQLAlchemy's DBAPIError (answered "busy")."""
+    from sqlalchemy.exc import DBAPIError
+
+    from knowledge.slack_requests import ROWS_PER_STATEMENT, record_requests
+
+    box = secret_box(queue_settings(engine, "http://127.0.0.1:9/api/", tmp_path))
+    batch = [NewRequest(key=f"T1:cmd:{n}", team_id="T1", kind="command", mode="http", body="x", headers={})
+             for n in range(ROWS_PER_STATEMENT + 3)]
+    batch.append(NewRequest(key="T1:cmd:bad", team_id="T1", kind=None, mode="http", body="y",  # type: ignore[arg-type]
+                            headers={}))
+    with pytest.raises(DBAPIError):
+        record_requests(engine, batch, box=box, now=datetime.now(UTC))
+    with engine.connect() as conn:
+        assert conn.execute(select(SlackRequest.key)).all() == []
+    assert record_requests(engine, batch[:2], box=box, now=datetime.now(UTC)) == {"T1:cmd:0", "T1:cmd:1"}
+
+
+def test_web_processes_on_one_sqlite_file_take_turns_through_a_file_lock(tmp_path: Path) -> None:
+    """sqlite_write_lock: a lock file beside the database; a second holder (another open of the file, as
+    another process has) waits until the first releases it; a server database gets none."""
+    import fcntl
+    import os
+    import threading
+
+    from bot.queue.intake import HostLock, sqlite_write_lock
+
+    assert sqlite_write_lock("postgresql+psycopg://u@h/db") is None
+    assert sqlite_write_lock("sqlite:///:memory:") is None
+    lock = sqlite_write_lock(f"sqlite:///{tmp_path / 'gpu.db'}")
+    assert lock is not None and lock.path == tmp_path / "gpu.db.write-lock"
+    assert (lock.path.stat().st_mode & 0o777) == 0o600
+    other = HostLock(lock.path)
+    order: list[str] = []
+    with lock:
+        waiter = threading.Thread(target=lambda: (other.__enter__(), order.append("other"), other.__exit__()))
+        waiter.start()
+        waiter.join(0.3)
+        assert waiter.is_alive() and order == []  # blocked while the first holder writes
+        fd = os.open(lock.path, os.O_RDWR)
+        with pytest.raises(BlockingIOError):
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.close(fd)
+        order.append("first")
+    waiter.join(5)
+    assert order == ["first", "other"]
+    lock.close()
+    other.close()

@@ -32,6 +32,7 @@ from urllib.parse import urlencode
 
 from slack_sdk.signature import SignatureVerifier
 
+from bot.cli.serve import WEB_THREADS
 from bot.bench.answers import percentile
 from bot.bench.fake_slack import TEAM_ID, FakeSlackProcess, Slack
 from bot.bench.machine import peak_rss_mb
@@ -157,7 +158,7 @@ def descendant_pids(pid: int) -> list[int]:
 
 
 @contextmanager
-def serving(database_url: str, slack_url: str, *, workers: int = 2, threads: int = 16) -> Iterator[Served]:
+def serving(database_url: str, slack_url: str, *, workers: int = 2, threads: int = WEB_THREADS) -> Iterator[Served]:
     """`gpu-advisor serve --http` as in production; yields once /healthz answers (time to accept measured)."""
     port = free_port()
     env = {**os.environ, "DATABASE_URL": database_url, "SLACK_BOT_TOKEN": "xoxb-bench",

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from bot.cli.serve import WEB_THREADS
 from bot.bench.http_load import SIGNING_SECRET, descendant_pids, free_port, gpu_advisor_command, healthy
 
 START_LIMIT_S = 90.0
@@ -36,7 +37,7 @@ class Stack:
     webs: list[tuple[int, subprocess.Popen[bytes]]] = field(default_factory=list)  # (port, server master process)
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
-    def start_web(self, threads: int = 16) -> int:
+    def start_web(self, threads: int = WEB_THREADS) -> int:
         port = free_port()
         command = [*gpu_advisor_command(), "serve", "--http", "--host", "127.0.0.1", "--port", str(port),
                    "--workers", "1", "--threads", str(threads), "--answer-workers", "0"]

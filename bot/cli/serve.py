@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 RESTART_PAUSE_S = 1.0  # a worker that exits is started again after this pause
+# Threads per web process: a request waits for a free thread before it can join the next group commit, so
+# at least as many as the requests one process has in flight. At 50 clients on 2 processes, 4/8/16/32/64
+# threads gave 2.2k/3.1k/3.8k/4.3k/4.0k acks/s (docs/BENCHMARKS.md).
+WEB_THREADS = 32
 WORKER_NICE = 10  # workers started beside a server: CFS weight ~1/10 of a web process, acks win the CPU
 
 
@@ -37,7 +41,8 @@ def register(subparsers: Subparsers) -> None:
         "--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "2")),
         help="HTTP worker processes (default: $WEB_CONCURRENCY or 2)",
     )
-    parser.add_argument("--threads", type=int, default=16, help="threads per HTTP worker (default: 16)")
+    parser.add_argument("--threads", type=int, default=WEB_THREADS,
+                        help=f"threads per HTTP worker (default: {WEB_THREADS})")
     parser.add_argument(
         "--answer-workers", type=int, default=1,
         help="answer worker processes started beside the server (`gpu-advisor worker`; default 1, "

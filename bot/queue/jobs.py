@@ -18,6 +18,9 @@ class Job:
     body: str
     headers: Mapping[str, str] = field(default_factory=dict)
     mode: str = HTTP
+    # The body already parsed by whoever checked it (the ack path parses it to check its shape); parsed
+    # again from `body` when None. Not stored: the worker parses the stored text itself.
+    fields: Mapping[str, object] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +55,8 @@ def _team(body: Mapping[str, object]) -> str:
 
 def identify(job: Job, body: Mapping[str, object] | None = None) -> Identity:
     """Slack's own id of the request: event_id for events, trigger_id for commands and buttons."""
-    body = parse_body(job) if body is None else body
+    if body is None:
+        body = parse_body(job) if job.fields is None else job.fields
     team = _team(body)
     if body.get("event_id"):
         return Identity(f"{team}:ev:{body['event_id']}", team, "event")

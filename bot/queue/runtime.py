@@ -8,7 +8,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from bot.queue.engine import answer_task, backend, consumer_options, enqueue_many, make_huey
-from bot.queue.intake import DurableQueue
+from bot.queue.intake import DurableQueue, sqlite_write_lock
 from bot.queue.jobs import SOCKET_MODE, Job, parse_body
 from knowledge.secret_box import SecretBox, load_box
 
@@ -48,7 +48,8 @@ def intake(settings: Settings, engine: Engine) -> DurableQueue:
     """What a web (or Socket Mode) process submits to: the request stored, its key on the queue."""
     huey = make_huey(settings)
     task = answer_task(huey, lambda key: None)  # registered to enqueue; never run in this process
-    return DurableQueue(engine=engine, box=secret_box(settings), enqueue_many=partial(enqueue_many, huey, task))
+    return DurableQueue(engine=engine, box=secret_box(settings), enqueue_many=partial(enqueue_many, huey, task),
+                        write_lock=sqlite_write_lock(settings.database_url))
 
 
 def limiter_for(settings: Settings, engine: Engine) -> Limiter:

@@ -69,7 +69,7 @@ class Front:
             return ("200 OK", "application/json", json.dumps({"challenge": body["challenge"]}).encode())
         if "ssl_check" in body and "command" not in body:
             return OK
-        if self.queue.submit(Job(checked.text, {k: v for k, v in headers.items() if v})):
+        if self.queue.submit(Job(checked.text, {k: v for k, v in headers.items() if v}, fields=body)):
             return OK
         is_command = "command" in body
         if body.get("type") == "event_callback":
