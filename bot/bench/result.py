@@ -53,7 +53,7 @@ class AskTiming(TypedDict):
 class LevelResult(TypedDict):
     """One concurrency level of signed `/gpu` commands: acks per second and ms, cards delivered, and the CPU
     time per request of the load generator (the bench process) and of the web processes (master and HTTP
-    workers, not the answer worker) over the timed window."""
+    workers, not the answer worker) over the timed window, which follows a warm-up at the same level."""
 
     rps: float
     p50_ms: float
@@ -67,6 +67,8 @@ class LevelResult(TypedDict):
     card_p99_ms: float
     client_cpu_ms_per_request: float
     server_cpu_ms_per_request: float
+    warmup_requests: int  # sent first at the same concurrency and not timed (the level's first wave)
+    warmup_p99_ms: float
 
 
 class HttpRun(TypedDict):
