@@ -8,8 +8,7 @@ from sqlalchemy import Engine, Table, select, update
 
 from knowledge.db import table_of
 from knowledge.secret_box import PREFIX, SecretBox
-from knowledge.slack_store import SECRET_FIELDS
-from knowledge.slack_tables import SlackBot, SlackInstallation
+from knowledge.slack_tables import SECRET_FIELDS, SlackBot, SlackInstallation
 
 log = logging.getLogger(__name__)
 

@@ -21,6 +21,7 @@ from knowledge.db import as_utc
 from knowledge.secret_box import SecretBox, box_for_database
 from knowledge.slack_tables import (
     NO_ID,
+    SECRET_FIELDS,
     SlackBot,
     SlackDelivery,
     SlackInstallation,
@@ -34,11 +35,6 @@ log = logging.getLogger(__name__)
 
 DELIVERY_KEEP = timedelta(days=2)  # Slack retries an event for about an hour; keep a margin
 OAUTH_STATE_TTL_S = 600
-# Columns that hold credentials: encrypted at rest (knowledge.secret_box), decrypted when read.
-SECRET_FIELDS = {
-    "slack_installation": ("bot_token", "bot_refresh_token", "user_token", "user_refresh_token", "incoming_webhook_url"),
-    "slack_bot": ("bot_token", "bot_refresh_token"),
-}
 
 
 def _key(value: str | None) -> str:

@@ -10,6 +10,11 @@ from sqlmodel import Field, SQLModel
 # Bolt passes None for "no enterprise" / "no team"; key columns store "" instead, because NULLs
 # never collide in a unique constraint and the store must keep one row per workspace.
 NO_ID = ""
+# Columns that hold credentials: encrypted at rest (knowledge.secret_box), decrypted when read.
+SECRET_FIELDS = {
+    "slack_installation": ("bot_token", "bot_refresh_token", "user_token", "user_refresh_token", "incoming_webhook_url"),
+    "slack_bot": ("bot_token", "bot_refresh_token"),
+}
 
 
 def _when(*, nullable: bool, index: bool = False) -> sa.Column[datetime]:

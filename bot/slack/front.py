@@ -10,7 +10,6 @@ from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 from bot.queue.jobs import Job
 from bot.slack.bodies import UNSIGNED, Refusal, response, screen
-from bot.slack.notices import notice
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +77,8 @@ class Front:
             return ("503 Service Unavailable", "text/plain", b"busy")
         log.warning("answer queue unavailable: refused a %s", "command" if is_command else "button press")
         if is_command:  # the ack itself carries the answer: Slack shows it to the user at once
+            from bot.slack.notices import notice  # only when busy: it loads the message catalog and Babel (start)
+
             text = notice(self._busy_language, "busy")
             return ("200 OK", "application/json",
                     json.dumps({"response_type": "ephemeral", "text": text}).encode())

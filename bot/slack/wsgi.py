@@ -63,13 +63,17 @@ def serve_granian(build: Callable[[], Wsgi], *, host: str, port: int, workers: i
     server = Server(
         "gpu-advisor",  # a label only: the app comes from `build` (target_loader), not from an import path
         address=host, port=port, interface=Interfaces.WSGI, workers=workers, blocking_threads=threads,
-        respawn_failed_workers=True, respawn_interval=RESPAWN_S,
+        respawn_failed_workers=True, respawn_interval=RESPAWN_S, workers_kill_timeout=STOP_LIMIT_S,
         log_level=LogLevels(_granian_level(log_level)), log_access=False, websockets=False,
     )
     server.serve(target_loader=build, wrap_loader=False)
 
 
 RESPAWN_S = 0.2  # a killed web worker is replaced after this pause (Granian's default is 3.5 s)
+# A worker still running this long after SIGTERM is killed. Without a limit Granian waits for ever, and a
+# worker forked just before the signal (still building its app, Granian's handlers not yet installed in it)
+# never sees it: 2 of 20 quick start-stop cycles hung so. An ack takes milliseconds.
+STOP_LIMIT_S = 10
 
 
 def _granian_level(level: str) -> str:
