@@ -248,3 +248,78 @@ def test_cpu_ns_counts_a_process_cpu_and_zero_once_it_is_gone() -> None:
         busy.kill()
         busy.wait(5)
     assert cpu_ns(busy.pid) == 0
+
+
+def test_a_level_is_timed_after_a_warm_up_of_its_own_that_is_reported_apart(monkeypatch) -> None:
+    """run_level sends `level.warm` requests at the level's concurrency first, untimed, then `level.requests`
+    timed ones: the timed figures count only the latter, the warm-up has its own p99, and the two sets of
+    requests have different response URLs (each card is counted once, for the request that asked for it)."""
+    import bot.bench.http_load as http_load
+    from bot.bench.http_load import Level, Sent, Served, run_level
+
+    calls: list[tuple[int, int, list[bytes]]] = []
+
+    def fake_drive(port, payloads, clients, **_):
+        calls.append((len(payloads), clients, list(payloads)))
+        slow = 40.0 if len(calls) == 1 else 2.0  # the warm-up wave is the slow one
+        return [Sent(i, time.perf_counter(), slow, 200) for i in range(len(payloads))]
+
+    class NoCards:
+        url = "http://127.0.0.1:9"
+
+        def response_url(self, name: str) -> str:
+            return f"http://127.0.0.1:9/response/{name}"
+
+        def wait_for(self, names: set[str], timeout_s: float) -> set[str]:
+            return set()
+
+        def arrivals(self) -> dict[str, list[float]]:
+            return {}
+
+    monkeypatch.setattr(http_load, "drive", fake_drive)
+    monkeypatch.setattr(http_load, "web_pids", lambda served: [os.getpid()])
+    result = run_level(Served(4242, None, 0.0), NoCards(), Level(5, 30, 10.0, warm=7), ["h100"], "c5")  # type: ignore[arg-type]
+    assert [(n, c) for n, c, _ in calls] == [(7, 5), (30, 5)]
+    assert result["requests"] == 30 and result["warmup_requests"] == 7
+    assert result["p99_ms"] == 2.0 and result["warmup_p99_ms"] == 40.0
+    urls = [{p.split(b"response_url=")[1].split(b"&")[0] for p in payloads} for _, _, payloads in calls]
+    assert len(urls[0]) == 7 and len(urls[1]) == 30 and not urls[0] & urls[1]
+
+
+STOP_SCRIPT = r"""
+import sys, time
+from bot.slack import wsgi
+
+wsgi.STOP_LIMIT_S = 2
+
+def build():
+    time.sleep(4)  # still building its app when SIGTERM comes: Granian's handlers are not yet installed
+
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Length", "0")])
+        return [b""]
+
+    return app
+
+wsgi.serve_granian(build, host="127.0.0.1", port=int(sys.argv[1]), workers=1, threads=2, log_level="WARNING")
+"""
+
+
+def test_a_web_worker_that_misses_sigterm_while_starting_is_killed_and_the_server_stops(tmp_path: Path) -> None:
+    """A worker forked just before SIGTERM never sees it (it is building its app); Granian would wait for it
+    for ever. serve_granian bounds the wait (STOP_LIMIT_S, 2 s here), so the server stops."""
+    import signal
+
+    script = tmp_path / "stop.py"
+    script.write_text(STOP_SCRIPT)
+    process = subprocess.Popen([sys.executable, str(script), str(free_port())], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        time.sleep(1.5)  # the worker is forked and sleeping in build()
+        assert process.poll() is None
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) is not None
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(5)

@@ -32,11 +32,11 @@ from urllib.parse import urlencode
 
 from slack_sdk.signature import SignatureVerifier
 
-from bot.cli.serve import WEB_THREADS
 from bot.bench.answers import percentile
 from bot.bench.fake_slack import TEAM_ID, FakeSlackProcess, Slack
 from bot.bench.machine import peak_rss_mb
 from bot.bench.result import HttpRun, LevelResult
+from bot.cli.serve import WEB_THREADS
 
 log = logging.getLogger(__name__)
 SIGNING_SECRET = "bench-signing-secret-not-a-real-one"

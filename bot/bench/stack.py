@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from bot.cli.serve import WEB_THREADS
 from bot.bench.http_load import SIGNING_SECRET, descendant_pids, free_port, gpu_advisor_command, healthy
+from bot.cli.serve import WEB_THREADS
 
 START_LIMIT_S = 90.0
 DEFAULT_POSTGRES = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")

@@ -79,4 +79,3 @@ STOP_LIMIT_S = 10
 def _granian_level(level: str) -> str:
     name = level.lower()
     return name if name in ("critical", "error", "warning", "info", "debug") else "info"
-
