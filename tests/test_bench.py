@@ -106,3 +106,19 @@ def test_machine_reports_the_hosts_speed_only_when_asked_and_the_report_prints_i
     assert measured["reference_ms"] > 0
     assert f"reference workload {measured['reference_ms']} ms CPU" in _machine(measured)
     assert "reference workload" not in _machine(plain)
+
+
+def test_start_up_is_timed_with_every_module_compiled_even_when_the_environment_forbids_writing_bytecode() -> None:
+    """PYTHONDONTWRITEBYTECODE=1 would make every timed start compile the sources; the bench compiles them first."""
+    import importlib.util
+    from pathlib import Path
+
+    from bot.bench.startup import PACKAGES, ensure_bytecode
+
+    assert ensure_bytecode() is True
+    sources = [p for name in PACKAGES
+               for folder in importlib.util.find_spec(name).submodule_search_locations  # type: ignore[union-attr]
+               for p in Path(folder).rglob("*.py") if "__pycache__" not in p.parts]
+    assert len(sources) > 100
+    missing = [p for p in sources if not Path(importlib.util.cache_from_source(str(p))).exists()]
+    assert missing == []

@@ -48,6 +48,7 @@ class AskTiming(TypedDict):
     best_s: float
     runs: int
     peak_rss_mb: float
+    bytecode: bool  # every project module had current bytecode (startup.ensure_bytecode)
 
 
 class LevelResult(TypedDict):

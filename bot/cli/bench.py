@@ -93,7 +93,9 @@ def _answers(result: BenchResult, base: Snapshot) -> None:
 def _http(result: BenchResult, url: str, rss: list[float]) -> None:
     from bot.bench.answers import load_corpus
     from bot.bench.http_load import measure_http
+    from bot.bench.startup import ensure_bytecode
 
+    ensure_bytecode()  # the server's start is timed as on a host that has run it before (see time_ask)
     http = measure_http(url, [r.text for r in load_corpus()])
     result["start_http_s"] = http["server_start_s"]
     rss.append(http["server_rss_mb"])
