@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from knowledge.revision import as_utc
-from rules.types import GpuSpec, ModelSpec, Offer, Provider, PurchasePrice
+from rules.types import GpuSpec, ModelSpec, Offer, Provider, PurchasePrice, field_names
 
 if TYPE_CHECKING:  # SQLAlchemy is imported by load_snapshot: a snapshot read from the cache needs none of it
     from sqlalchemy import Engine
@@ -64,12 +64,12 @@ class Snapshot:
 
 def gpu_spec(row: tables.GpuBase) -> GpuSpec:
     values = row.model_dump()
-    return GpuSpec(**{k: values[k] for k in GpuSpec.__slots__})
+    return GpuSpec(**{k: values[k] for k in field_names(GpuSpec)})
 
 
 def model_spec(row: tables.ModelPresetBase) -> ModelSpec:
     values = row.model_dump()
-    return ModelSpec(**{k: values[k] for k in ModelSpec.__slots__})
+    return ModelSpec(**{k: values[k] for k in field_names(ModelSpec)})
 
 
 def offer_spec(row: tables.Offer) -> Offer:

@@ -76,12 +76,16 @@ def read_stamp(database: Path) -> str | None:
 
 
 def code_version() -> str:
-    """A digest of the source and data files the pickled values depend on (names, sizes, change times)."""
+    """A digest of the source, compiled and data files the pickled values depend on (names, sizes, change times)."""
     digest = hashlib.sha256()
-    files = sorted(p for folder in _SOURCES for p in (_ROOT / folder).rglob("*.py"))
+    # Compiled modules (rules/*.so, setup.py) too: their classes pickle differently from the pure ones.
+    files = sorted(p for folder in _SOURCES for pattern in ("*.py", "*.so") for p in (_ROOT / folder).rglob(pattern))
     for path in [*files, *_DATA]:
         info = path.stat()
         digest.update(f"{path.relative_to(_ROOT)}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+    from rules import types  # compiled or source, as this process runs it (GPU_ADVISOR_COMPILED=0: source)
+
+    digest.update(str(types.__file__).encode())
     return digest.hexdigest()
 
 

@@ -6,7 +6,7 @@ Nothing here holds display text. Field names carry their units.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Literal
@@ -67,6 +67,9 @@ class GpuSpec:
         """True when GPUs talk over a dedicated scale-up link (NVLink, Infinity Fabric, Gaudi RoCE)."""
         return not self.scaleup_link.lower().startswith("pcie")
 
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return by_constructor(self)
+
 
 @dataclass(frozen=True, slots=True)
 class ModelSpec:
@@ -102,6 +105,9 @@ class ModelSpec:
         """The per-head width: the config's head_dim where given, else hidden_size // heads."""
         return self.head_dim or self.hidden_size // self.heads
 
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return by_constructor(self)
+
 
 @dataclass(frozen=True, slots=True)
 class PurchasePrice:
@@ -115,6 +121,9 @@ class PurchasePrice:
     source: str  # URL
     note: str = ""
 
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return by_constructor(self)
+
 
 @dataclass(frozen=True, slots=True)
 class Provider:
@@ -126,6 +135,9 @@ class Provider:
     billing_increment_s: int  # 1 = per second, 60 = per minute, 3600 = per hour
     multi_gpu_interconnect: str  # what its multi-GPU instances typically have
     source: str
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return by_constructor(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +159,9 @@ class Offer:
     # Spot and auction prices are stored with tier "spot": a plan uses them only when the user allows spot, with the
     # rework allowance (rules.market.offers); a marketplace median is a "from" price (cards say so).
     market: Market = "on-demand"
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return by_constructor(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,3 +215,19 @@ class Workload:
     frames: int | None = None  # video diffusion: frames per training clip
     compile: bool | None = None  # torch.compile on (faster: rule tables training.compile_speedup)
     electricity_usd_per_kwh: Decimal | None = None  # buy vs rent: the user's power price
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return by_constructor(self)
+
+
+def by_constructor(value: object) -> tuple[type, tuple[object, ...]]:
+    """`__reduce__` of the frozen classes here: pickled as a call of the constructor with the fields in order.
+
+    The default sets each field after making the object, which the compiled classes (setup.py) refuse as frozen;
+    this way pickles (the snapshot cache) and copies work compiled or not."""
+    return type(value), tuple(getattr(value, name) for name in field_names(type(value)))
+
+
+def field_names(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names in order. (Not `__slots__`: the engine's classes compiled with mypyc have none.)"""
+    return tuple(f.name for f in fields(cls))

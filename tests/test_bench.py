@@ -106,6 +106,10 @@ def test_machine_reports_the_hosts_speed_only_when_asked_and_the_report_prints_i
     assert measured["reference_ms"] > 0
     assert f"reference workload {measured['reference_ms']} ms CPU" in _machine(measured)
     assert "reference workload" not in _machine(plain)
+    import rules
+
+    assert measured["engine"] == ("compiled" if rules.compiled() else "source")  # which engine the figures are of
+    assert f"rule engine {measured['engine']}" in _machine(measured)
 
 
 def test_start_up_is_timed_with_every_module_compiled_even_when_the_environment_forbids_writing_bytecode() -> None:

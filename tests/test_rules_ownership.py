@@ -17,7 +17,7 @@ from test_rules_support import catalog_gpus, model, providers, tables
 from rules.engine import evaluate
 from rules.market.ownership import buy_vs_rent, purchase_prices
 from rules.plans.ranking import Scored
-from rules.types import Offer, Workload
+from rules.types import Offer, Workload, field_names
 from rules.verdict import MemoryEstimate, Option
 
 GPUS = catalog_gpus()
@@ -67,14 +67,14 @@ def test_owning_never_wins_when_power_costs_more_than_renting():
 
 
 def test_new_and_used_prices_with_date_and_source_when_the_catalog_has_them():
-    fields = {name: getattr(GPUS["rtx-3090"], name) for name in GPUS["rtx-3090"].__slots__}
+    fields = {name: getattr(GPUS["rtx-3090"], name) for name in field_names(type(GPUS["rtx-3090"]))}
     fields.update(purchase_date="2020-09-24", purchase_source="NVIDIA launch MSRP",
                   used_usd=Decimal("800"), used_date="2026-01", used_source="eBay sold listings")
     card = SimpleNamespace(**fields)
-    prices = purchase_prices(card)  # type: ignore[arg-type]
+    prices = purchase_prices(card)
     assert [(p.basis, p.usd, p.date) for p in prices] == [("new", 1499.0, "2020-09-24"), ("used", 800.0, "2026-01")]
     own = scored("rtx-3090", 2, 10.0, 5.0)
-    found = buy_vs_rent(card, own, [own, scored("h100-sxm-80gb", 1, 2.0, 30.0)], Workload(), tables(), True)  # type: ignore[arg-type]
+    found = buy_vs_rent(card, own, [own, scored("h100-sxm-80gb", 1, 2.0, 30.0)], Workload(), tables(), True)
     used = next(f for f in found if f.numbers["price_basis"] == "used")
     assert used.numbers["purchase_usd"] == 1600.0 and used.numbers["price_source"] == "eBay sold listings"
 

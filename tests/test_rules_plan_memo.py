@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_rules_support import CASES, catalog_gpus, tables
+from test_rules_support import CASES, catalog_gpus, model, tables
 
 from rules.memory.calibration import shape_from_config
 from rules.memory.training import trainable_params
@@ -19,9 +19,10 @@ from rules.speed.training import job_hours
 from rules.types import Workload
 
 GPUS = catalog_gpus()
+LLAMA_8B_SPEC = model("meta-llama/Llama-3.1-8B")
 MODELS = json.loads((CASES / "memory_case_models.json").read_text())
 LLAMA_8B = shape_from_config("meta-llama/Llama-3.1-8B", MODELS["meta-llama/Llama-3.1-8B"])
-WORK = Workload(method="full", model="llama-3.1-8b", tokens=1e9)
+WORK = Workload(method="full", model=LLAMA_8B_SPEC, tokens=1e9)
 
 
 def direct(tokens: float, candidate: Candidate, gpu: str) -> float:

@@ -18,7 +18,7 @@ from rules.memory.serving import kv_bytes_per_token, max_sequences_default, mode
 from rules.speed.serving_calibration import CaseError, ServingCase, cases_from_rows, predict, summary
 from rules.types import GpuSpec
 from rules.workload.shapes import Shape, shape_from_model
-from test_rules_serving_support import AppleGpu, apple_gpu, catalog_models
+from test_rules_serving_support import STAND_IN, apple_gpu, catalog_models
 from test_rules_support import CASES, catalog_gpus, tables
 
 THROUGHPUT = CASES / "serving_throughput.jsonl"
@@ -116,7 +116,7 @@ def _modelled(case: ServingCase, gpu: GpuSpec) -> bool:
         return False
     # Apple does not publish its GPUs' TFLOPS: without a catalog row (which cites a measured figure) the
     # prompt rates of a stand-in Mac are not predicted.
-    return not (case.metric == "prefill_tokens_per_s" and isinstance(gpu, AppleGpu))
+    return not (case.metric == "prefill_tokens_per_s" and gpu.source == STAND_IN)
 
 
 @pytest.mark.skipif(not THROUGHPUT.exists(), reason="tests/cases/serving_throughput.jsonl lands with the "

@@ -3,13 +3,12 @@ the launch command. The questions are issue 14's; expected values are arithmetic
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import pytest
 
 from rules.engine import evaluate
 from rules.plans.serving import ServingSpace, valid_counts
-from rules.types import ModelSpec, Workload
+from rules.types import ModelSpec, Workload, field_names
 from rules.workload.serving import serving_method
 from rules.workload.shapes import shape_from_model
 from test_rules_serving_support import apple_gpu, catalog_model
@@ -101,25 +100,13 @@ def test_method_resolution(method, concurrency, expected):
     assert serving_method(Workload(params_b=8, method=method, concurrency=concurrency)) == expected
 
 
-@dataclass(frozen=True, slots=True)
-class DeepSeekSpec(ModelSpec):
-    """DeepSeek-V3 with the catalog branch's fields (config.json: kv_lora_rank 512, qk_rope_head_dim 64;
-    weights published in fp8 e4m3 with 128x128 block scales)."""
-
-    head_dim: int = 128
-    kv_lora_rank: int = 512
-    qk_rope_head_dim: int = 64
-    native_dtype: str = "fp8"
-    sliding_window: int = 0
-    sliding_layers: int = 0
-
-
 def test_a_model_published_in_fp8_is_sized_in_fp8():
     """671e9 x (8 + 32/16384) / 8 B (+ 16-bit embeddings) = ~672 GB: 8 x H200 141 GB holds it, 8 x H100 not."""
     base = catalog_model("deepseek-v3")
-    values = {f: getattr(base, f) for f in ModelSpec.__slots__}  # type: ignore[attr-defined]
+    values = {f: getattr(base, f) for f in field_names(ModelSpec)}
+    # config.json: kv_lora_rank 512, qk_rope_head_dim 64; weights published in fp8 e4m3 with 128x128 block scales
     values.update(head_dim=128, kv_lora_rank=512, qk_rope_head_dim=64, native_dtype="fp8")
-    deepseek = DeepSeekSpec(**values)
+    deepseek = ModelSpec(**values)
     v = run(Workload(model=deepseek, method="serving", concurrency=8, context_tokens=4096))
     assert "model.native_fp8" in codes(v)
     assert all(o.precision != "bf16" for o in v.options)  # never upcast to 1.34 TB of bf16

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ import pytest
 from rules.engine import evaluate
 from rules.memory.parts import GIB
 from rules.memory.serving import kv_bytes_per_token, model_weight_bytes
-from rules.types import GpuSpec, ModelSpec, Workload
+from rules.types import GpuSpec, ModelSpec, Workload, field_names
 from rules.workload.shapes import shape_from_model
 from test_rules_serving_support import apple_gpu, catalog_models
 from test_rules_support import CASES, catalog_gpus, offers_for, providers, tables
@@ -36,18 +35,6 @@ PRECISIONS = {"bf16": ("bf16",), "fp16": ("bf16",), "fp8": ("fp8",), "int8": ("i
               "4bit": ("awq", "gguf-q4_k_m")}
 
 
-@dataclass(frozen=True, slots=True)
-class ShapedSpec(ModelSpec):
-    """A preset with the config fields the catalog branch adds (taken from the row's own shape)."""
-
-    head_dim: int = 0
-    kv_lora_rank: int = 0
-    qk_rope_head_dim: int = 0
-    native_dtype: str = "bf16"
-    sliding_window: int = 0
-    sliding_layers: int = 0
-
-
 def _normalise(hf_id: str) -> str:
     name = hf_id.lower().split("/")[-1]
     for suffix in ("-instruct", "-v0.1", "-hf"):
@@ -61,11 +48,11 @@ def model_for(row: dict[str, Any]) -> ModelSpec | None:
     if preset is None:
         return None
     shape = row["inputs"]["shape"]
-    values = {f: getattr(preset, f) for f in ModelSpec.__slots__}  # type: ignore[attr-defined]
+    values = {f: getattr(preset, f) for f in field_names(ModelSpec)}
     native = "fp8" if "deepseek-v3" in wanted else "bf16"  # DeepSeek-V3 is published in fp8
     values.update(head_dim=shape.get("head_dim", 0), kv_lora_rank=shape.get("kv_lora_rank", 0),
                   qk_rope_head_dim=shape.get("qk_rope_head_dim", 0), native_dtype=native)
-    return ShapedSpec(**values)
+    return ModelSpec(**values)
 
 
 def gpus_for(row: dict[str, Any]) -> tuple[dict[str, GpuSpec], str | None]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_rules_support import CASES, catalog_gpus, offers_for, providers, tables
+from test_rules_support import CASES, catalog_gpus, model, offers_for, providers, tables
 
 from rules.engine import training_pool
 from rules.market.book import OfferBook, cheapest_in
@@ -24,6 +24,7 @@ from rules.types import Workload
 from rules.verdict import Option
 
 GPUS = catalog_gpus()
+LLAMA_8B_SPEC = model("meta-llama/Llama-3.1-8B")
 MODELS = json.loads((CASES / "memory_case_models.json").read_text())
 LLAMA_8B = shape_from_config("meta-llama/Llama-3.1-8B", MODELS["meta-llama/Llama-3.1-8B"])
 
@@ -39,8 +40,8 @@ def candidates(work: Workload) -> list[Candidate]:
     return out
 
 
-@pytest.mark.parametrize("work", [Workload(method="full", model="llama-3.1-8b", tokens=1e9),
-                                  Workload(method="lora", model="llama-3.1-8b", tokens=1e9)], ids=["full", "lora"])
+@pytest.mark.parametrize("work", [Workload(method="full", model=LLAMA_8B_SPEC, tokens=1e9),
+                                  Workload(method="lora", model=LLAMA_8B_SPEC, tokens=1e9)], ids=["full", "lora"])
 def test_host_figures_from_the_parts_are_the_estimates(work):
     seen = set()
     for candidate in candidates(work):
@@ -54,9 +55,9 @@ def test_host_figures_from_the_parts_are_the_estimates(work):
         assert {("cpu", False), ("nvme", False), ("", True)} <= seen
 
 
-@pytest.mark.parametrize("work", [Workload(method="lora", model="llama-3.1-8b", tokens=5e7),
-                                  Workload(method="full", model="llama-3.1-8b", samples=10_000),
-                                  Workload(method="full", model="llama-3.1-8b")], ids=["lora", "full", "no-data"])
+@pytest.mark.parametrize("work", [Workload(method="lora", model=LLAMA_8B_SPEC, tokens=5e7),
+                                  Workload(method="full", model=LLAMA_8B_SPEC, samples=10_000),
+                                  Workload(method="full", model=LLAMA_8B_SPEC)], ids=["lora", "full", "no-data"])
 def test_a_score_builds_the_option_score_option_built(work):
     pool = training_pool(GPUS)
     offers = offers_for(pool)

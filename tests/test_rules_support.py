@@ -11,7 +11,7 @@ from pathlib import Path
 
 from knowledge.rule_tables import load_rule_tables
 from rules.tables import RuleTables
-from rules.types import GpuSpec, ModelSpec, Offer, Provider
+from rules.types import GpuSpec, ModelSpec, Offer, Provider, field_names
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "cases"
@@ -43,7 +43,7 @@ def catalog_gpus() -> dict[str, GpuSpec]:
     """Every GPU in the bundled catalog CSV, as the snapshot would build them."""
     with (ROOT / "knowledge" / "data" / "gpus.csv").open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
-    return {row["id"]: GpuSpec(**{k: _value(k, row[k]) for k in GpuSpec.__slots__}) for row in rows}  # type: ignore[attr-defined]
+    return {row["id"]: GpuSpec(**{k: _value(k, row[k]) for k in field_names(GpuSpec)}) for row in rows}
 
 
 def model(hf_id: str, *, kind: str = "llm") -> ModelSpec:

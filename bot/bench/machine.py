@@ -66,7 +66,10 @@ def describe(*, speed: bool = False) -> MachineInfo:
         "load_avg": [round(x, 2) for x in os.getloadavg()],
     }
     if speed:
+        import rules
+
         info["reference_ms"] = reference_ms()
+        info["engine"] = "compiled" if rules.compiled() else "source"
     return info
 
 

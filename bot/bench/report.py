@@ -8,7 +8,8 @@ from bot.bench.result import BenchProfiles, BenchResult, BudgetRow, MachineInfo
 def _machine(m: MachineInfo) -> str:
     return (f"machine: {m['cpu']}, {m['cores']} cores, {m['ram_gb']} GB RAM, Python {m['python']}, {m['os']}, "
             f"load average {m['load_avg']} before, {m.get('load_avg_after', '?')} after"
-            + (f", reference workload {m['reference_ms']} ms CPU" if "reference_ms" in m else ""))
+            + (f", reference workload {m['reference_ms']} ms CPU" if "reference_ms" in m else "")
+            + (f", rule engine {m['engine']}" if "engine" in m else ""))
 
 
 def _figures(r: BenchResult) -> list[str]:

@@ -20,6 +20,7 @@ class MachineInfo(TypedDict):
     load_avg: list[float]
     load_avg_after: NotRequired[list[float]]
     reference_ms: NotRequired[float]  # a fixed pure-Python workload's CPU time: the host's speed
+    engine: NotRequired[str]  # "compiled" (mypyc, setup.py) or "source": how the rule engine ran
 
 
 class AnswerTimes(TypedDict):

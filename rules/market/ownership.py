@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Protocol
 
 from rules.plans.ranking import Scored
 from rules.tables import RuleTables
@@ -34,6 +35,19 @@ HOURS_PER_YEAR = 8760
 POWER_OVERHEAD = 1.3
 
 
+class Card(Protocol):
+    """What buying reads of a GPU (a `GpuSpec`): used-price fields, where a catalog has them, are read by name."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def tdp_w(self) -> int: ...
+    @property
+    def purchase_usd(self) -> Decimal | None: ...
+    @property
+    def source(self) -> str: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Price:
     basis: str  # new | used
@@ -42,7 +56,7 @@ class Price:
     source: str
 
 
-def purchase_prices(gpu: GpuSpec) -> list[Price]:
+def purchase_prices(gpu: Card) -> list[Price]:
     """The purchase prices the catalog has: new (purchase_usd) and used street prices where listed.
 
     Read by name so a catalog that has not grown the date/source/used fields yet still works."""
@@ -64,7 +78,7 @@ def power_price(workload: Workload, tables: RuleTables) -> float:
     return float(value) if isinstance(value, Decimal | float | int) and value > 0 else tables.power_usd_per_kwh
 
 
-def buy_vs_rent(gpu: GpuSpec, own: Scored, rentals: Sequence[Scored], workload: Workload, tables: RuleTables,
+def buy_vs_rent(gpu: Card, own: Scored, rentals: Sequence[Scored], workload: Workload, tables: RuleTables,
                 dataset_known: bool) -> list[Finding]:
     """Owning the cards of `own` (this GPU's plan for the job) against the cheapest rental plan of the job."""
     priced = [s for s in rentals if s.work_usd is not None and s.hours is not None]
