@@ -2,8 +2,9 @@
 
 Its modules are usually compiled to C extensions at install (mypyc, setup.py), which import in place of
 their sources. Compiled modules call one another directly, not through `import`, so a build is used whole
-or not at all: when a source changed after the build (a developer's edit) or `GPU_ADVISOR_COMPILED=0` is
-set, every module of the package is imported from its source, with a warning in the first case. Rebuild
+or not at all: when, in a source checkout, a source changed after the build (a developer's edit), or when
+`GPU_ADVISOR_COMPILED=0` is set, every module of the package is imported from its source, with a warning in
+the first case. Rebuild
 with `pip install -e .`.
 """
 
@@ -32,6 +33,14 @@ def stale_source(root: str = _HERE) -> str | None:
     return None
 
 
+def in_source_tree(root: str = _HERE) -> bool:
+    """Whether the package runs from a source checkout (`setup.py` beside it), where sources get edited.
+
+    Only there are modification times compared: an installed package (site-packages) has its sources
+    written after its compiled modules, and nobody edits them."""
+    return os.path.exists(os.path.join(os.path.dirname(root), "setup.py"))
+
+
 class SourceFinder:
     """Finds this package's modules as source files only (before the path finder, which prefers extensions)."""
 
@@ -49,7 +58,7 @@ def _choose() -> None:
     if os.environ.get("GPU_ADVISOR_COMPILED", "1") == "0":
         sys.meta_path.insert(0, SourceFinder())
         return
-    stale = stale_source()
+    stale = stale_source() if in_source_tree() else None
     if stale is not None:
         warnings.warn(f"{stale} changed after the engine was compiled: the engine runs from source (slower) until "
                       "it is built again with `pip install -e .`", RuntimeWarning, stacklevel=2)

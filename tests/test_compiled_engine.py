@@ -85,6 +85,7 @@ def test_the_compiled_engine_answers_the_whole_corpus_byte_for_byte_as_its_sourc
 def test_an_edited_source_makes_the_whole_package_run_from_source_with_a_warning(tmp_path: Path) -> None:
     copy = tmp_path / "rules"
     shutil.copytree(ROOT / "rules", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "setup.py", tmp_path / "setup.py")  # a source checkout, where sources are edited
     probe = ("import rules.plans.fit as f, rules.engine as e, rules.types as t; "
              "print(f.__file__.endswith('.py'), e.__file__.endswith('.py'), t.__file__.endswith('.py'))")
     fresh = _run(probe, compiled=True, path=tmp_path)
@@ -96,3 +97,26 @@ def test_an_edited_source_makes_the_whole_package_run_from_source_with_a_warning
     stale = _run(probe, compiled=True, path=tmp_path)
     assert stale.stdout.split() == ["True", "True", "True"], stale.stderr[-2000:]
     assert "rules/plans/fit.py changed after the engine was compiled" in stale.stderr
+
+
+@needs_build
+def test_an_installed_package_uses_its_build_though_its_sources_were_written_after_it(tmp_path: Path) -> None:
+    """pip writes an installed package's sources after its compiled modules: only a checkout compares times."""
+    copy = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    later = max(p.stat().st_mtime_ns for p in copy.rglob("*.so")) + 1_000_000_000
+    for source in copy.rglob("*.py"):
+        os.utime(source, ns=(later, later))
+    installed = _run("import rules.engine as e; print(e.__file__.endswith('.py'))", compiled=True, path=tmp_path)
+    assert installed.stdout.split() == ["False"], installed.stderr[-2000:]
+    assert "changed after the engine was compiled" not in installed.stderr
+
+
+def test_only_a_checkout_compares_times(tmp_path: Path) -> None:
+    from rules import in_source_tree
+
+    (tmp_path / "rules").mkdir()
+    assert not in_source_tree(str(tmp_path / "rules"))
+    (tmp_path / "setup.py").write_text("")
+    assert in_source_tree(str(tmp_path / "rules"))
+    assert in_source_tree()  # this checkout
