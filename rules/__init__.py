@@ -4,8 +4,8 @@ Its modules are usually compiled to C extensions at install (mypyc, setup.py), w
 their sources. Compiled modules call one another directly, not through `import`, so a build is used whole
 or not at all: when, in a source checkout, a source changed after the build (a developer's edit), or when
 `GPU_ADVISOR_COMPILED=0` is set, every module of the package is imported from its source, with a warning in
-the first case. Rebuild
-with `pip install -e .`.
+the first case. Rebuild with `pip install -e .`. (The check walks this folder once at import, in a checkout
+only: about 0.7 ms.)
 """
 
 from __future__ import annotations

@@ -216,15 +216,12 @@ class Workload:
     compile: bool | None = None  # torch.compile on (faster: rule tables training.compile_speedup)
     electricity_usd_per_kwh: Decimal | None = None  # buy vs rent: the user's power price
 
-    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
-        return by_constructor(self)
-
 
 def by_constructor(value: object) -> tuple[type, tuple[object, ...]]:
-    """`__reduce__` of the frozen classes here: pickled as a call of the constructor with the fields in order.
+    """`__reduce__` of the classes a snapshot holds: pickled as a call of the constructor with the fields in order.
 
     The default sets each field after making the object, which the compiled classes (setup.py) refuse as frozen;
-    this way pickles (the snapshot cache) and copies work compiled or not."""
+    this way the snapshot cache's pickles load compiled or not."""
     return type(value), tuple(getattr(value, name) for name in field_names(type(value)))
 
 

@@ -37,6 +37,22 @@ def test_a_source_newer_than_its_compiled_module_is_named_and_an_older_one_is_no
     assert stale_source(str(package)) == os.path.join("rules", "plans", "fit.py")
 
 
+def test_what_a_snapshot_holds_survives_a_pickle_round_trip(snapshot: object) -> None:
+    """The snapshot cache pickles these; a compiled frozen class refuses the default unpickling (field by field)."""
+    import pickle
+
+    from knowledge.snapshot import Snapshot
+
+    assert isinstance(snapshot, Snapshot)
+    values = [next(iter(snapshot.gpus.values())), next(iter(snapshot.models.values())),
+              next(iter(snapshot.providers.values())), next(o for offers in snapshot.offers_by_gpu.values()
+                                                            for o in offers)]
+    values.append(next(p for prices in snapshot.purchase_prices.values() for p in prices))
+    for value in values:
+        copy = pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        assert type(copy) is type(value) and copy == value
+
+
 def test_ci_runs_the_compiled_engine() -> None:
     """CI installs as the README says, with a C compiler: a build that silently fell back to source would
     leave the benchmark measuring something else than what is installed."""
