@@ -362,7 +362,7 @@ class FakeCore:
 class AppServer:
     """The app's WSGI callable (bot.slack.wsgi.wsgi_app) on a threaded loopback server."""
 
-    def __init__(self, wsgi: Any) -> None:
+    def __init__(self, wsgi: Any, app: Any = None) -> None:
         from socketserver import ThreadingMixIn
         from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
@@ -376,10 +376,18 @@ class AppServer:
         self.server = make_server("127.0.0.1", 0, wsgi, server_class=Server, handler_class=Quiet)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.port = self.server.server_address[1]
+        self.app = app
 
     def stop(self) -> None:
+        """Stop serving, then let the Bolt app's lazy listeners finish.
+
+        Without the drain, an answer still in flight when a test ends posts to a fake Slack that
+        is gone (or to the next test's), and its failure lands in another test's log.
+        """
         self.server.shutdown()
         self.server.server_close()
+        if self.app is not None:
+            self.app.listener_runner.listener_executor.shutdown(wait=True)
 
 
 def post(port: int, body: str, headers: dict[str, str], path: str = "/slack/events") -> tuple[int, str]:
@@ -438,7 +446,8 @@ def start_harness(engine, slack: FakeSlack, core: Any, snapshots: Any = None) ->
         "SLACK_BOT_TOKEN": "xoxb-1-test", "SLACK_SIGNING_SECRET": SIGNING_SECRET,
         "SLACK_API_URL": slack.api_url,
     })
-    return AppServer(wsgi_app(build_app(settings, engine=engine, core=core, snapshots=snapshots)))
+    app = build_app(settings, engine=engine, core=core, snapshots=snapshots)
+    return AppServer(wsgi_app(app), app)
 
 
 def harness(engine: Any) -> Any:

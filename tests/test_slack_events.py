@@ -108,6 +108,7 @@ def test_message_and_app_mention_for_one_message_answer_once(h: Harness) -> None
     text = f"<@{BOT_USER_ID}> and for inference?"
     h.event(channel_message(text, reply_ts, thread_ts=root), event_id="Ev2")
     h.event(mention("and for inference?", reply_ts, thread_ts=root), event_id="Ev3")
+    posted(h, "chat.postMessage", 2)
     calls = h.slack.quiet(0.8)
     assert len([c for c in calls if c.method == "chat.postMessage"]) == 2
     assert [c["text"] for c in h.core.calls] == ["h100 vs h200", "and for inference?"]
@@ -118,6 +119,7 @@ def test_a_retried_event_is_answered_once(h: Harness) -> None:
     assert h.event(event, event_id="Ev9")[0] == 200
     assert h.event(event, event_id="Ev9", retry=1)[0] == 200
     assert h.event(event, event_id="Ev9", retry=2)[0] == 200
+    posted(h, "chat.postMessage")
     calls = h.slack.quiet(0.8)
     assert len([c for c in calls if c.method == "chat.postMessage"]) == 1
 
@@ -132,7 +134,8 @@ def test_dedupe_holds_across_processes(engine) -> None:
         event = mention("price 4090", _ts(1))
         first.event(event, event_id="EvX")
         second.event(event, event_id="EvX", retry=1)
-        calls = slack.quiet(0.8)
+        slack.wait_for(lambda calls: any(c.method == "chat.postMessage" for c in calls))  # answered …
+        calls = slack.quiet(0.8)  # … and nothing more after a pause
         assert len([c for c in calls if c.method == "chat.postMessage"]) == 1
         assert len(cores[0].calls) + len(cores[1].calls) == 1
     finally:
