@@ -15,7 +15,8 @@ from knowledge.kb_text import TermPattern, compile_term
 KB_DIR = Path(__file__).parent / "kb"
 LANGUAGES: tuple[str, ...] = ("en", "zh-Hans", "ko", "ja", "es", "de", "fr", "vi")
 FACT_KINDS: tuple[str, ...] = ("gpu", "model", "provider")
-ASPECTS: tuple[str, ...] = ("link", "bf16", "fp8", "vram", "bandwidth", "mig", "tdp", "compute", "stack", "multinode")
+ASPECTS: tuple[str, ...] = ("link", "bf16", "fp8", "vram", "bandwidth", "mig", "tdp", "compute", "stack", "multinode",
+                             "buy_rent")
 GPU_WHEN: tuple[str, ...] = ("no_link", "has_link", "has_bridge", "no_bf16", "no_fp8", "has_fp8", "has_mig")
 MIN_PHRASINGS = 3
 PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")

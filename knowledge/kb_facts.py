@@ -14,7 +14,7 @@ from babel.numbers import format_decimal
 
 from knowledge.kb_data import Entry, FactRef, KnowledgeBase
 from knowledge.kb_text import normalise_text
-from rules.types import GpuSpec, ModelSpec, Provider
+from rules.types import GpuSpec, ModelSpec, Offer, Provider
 
 if TYPE_CHECKING:
     from knowledge.snapshot import Snapshot
@@ -177,18 +177,82 @@ def _common_name(gpus: list[GpuSpec]) -> str:
 
 
 def gpu_sentences(entry: Entry, kb: KnowledgeBase, mentions: tuple[GpuMention, ...], snapshot: Snapshot, language: str) -> tuple[str, ...]:
-    """One sentence per (named GPU, aspect the entry asks for); ambiguous names only when all candidates agree."""
+    """One sentence per (named GPU, aspect the entry asks for); ambiguous names only when all candidates agree.
+
+    A GPU whose catalog facts the answer already states gets no sentence, except for `buy_rent`: the answer's
+    example numbers (purchase price, TDP) are not the break-even that sentence works out from today's prices."""
     sentences: list[str] = []
     stated = {f.ref_id for f in entry.facts if f.kind == "gpu"}  # the answer already covers these
     for mention in mentions[:MAX_NAMED_GPUS]:
-        gpus = [snapshot.gpus[g] for g in mention.gpu_ids if g in snapshot.gpus and g not in stated]
-        if not gpus:
-            continue
-        name = gpus[0].name if len(gpus) == 1 else _common_name(gpus)
+        named = [snapshot.gpus[g] for g in mention.gpu_ids if g in snapshot.gpus]
         for aspect in entry.gpu_aspects:
-            variant = _aspect_variant(aspect, gpus[0])
-            template = kb.aspects[aspect][variant][language]
-            filled = {template.format_map(_gpu_values(g, name, language)) for g in gpus}
+            gpus = named if aspect == "buy_rent" else [g for g in named if g.id not in stated]
+            if not gpus:
+                continue
+            name = gpus[0].name if len(gpus) == 1 else _common_name(gpus)
+            filled = set()
+            for gpu in gpus:
+                if aspect == "buy_rent":
+                    variant, values = buy_rent_values(gpu, name, snapshot, language)
+                else:
+                    variant, values = _aspect_variant(aspect, gpu), _gpu_values(gpu, name, language)
+                filled.add(kb.aspects[aspect][variant][language].format_map(values))
             if len(filled) == 1:
                 sentences.append(filled.pop())
     return tuple(sentences)
+
+
+# What kind of market the cheapest rental comes from (issue 16: every price says so), per reply language.
+_MARKET_WORDS: Mapping[str, Mapping[str, str]] = {
+    "on-demand": {"en": "on-demand", "zh-Hans": "按需", "ko": "온디맨드", "ja": "オンデマンド", "es": "bajo demanda",
+                  "de": "On-Demand", "fr": "à la demande", "vi": "theo nhu cầu"},
+    "marketplace": {"en": "marketplace median", "zh-Hans": "市场平台中位价", "ko": "마켓플레이스 중앙값",
+                    "ja": "マーケットプレイス中央値", "es": "mediana de marketplace", "de": "Marktplatz-Median",
+                    "fr": "médiane de place de marché", "vi": "giá trung vị chợ GPU"},
+}
+
+
+def cheapest_rental(snapshot: Snapshot, gpu_id: str) -> Offer | None:
+    """The lowest $/GPU-hour offer of the GPU that is always available (tier on-demand: no spot, no auction)."""
+    offers = [o for o in snapshot.offers_by_gpu.get(gpu_id, ()) if o.tier == "on-demand"]
+    return min(offers, key=lambda o: (o.usd_per_gpu_hour, o.provider_id, o.instance_type), default=None)
+
+
+def buy_rent_values(gpu: GpuSpec, name: str, snapshot: Snapshot, language: str) -> tuple[str, dict[str, str]]:
+    """The `buy_rent` aspect's variant and values: owning one card against renting the same card on demand.
+
+    Break-even by rules.market.cost.break_even (purchase net of resale after the ownership period, power at the
+    rule tables' $/kWh with the host and cooling overhead): `pays` when it is worked out, `never` when renting
+    costs less than the power alone, `no_rental` / `no_price` / `unknown` when a price is missing.
+    """
+    from knowledge.rule_tables import load_rule_tables
+    from rules.market.cost import break_even
+
+    tables = load_rule_tables()
+    offer = cheapest_rental(snapshot, gpu.id)
+    raw: dict[str, object] = {
+        "gpu": name, "tdp_w": gpu.tdp_w, "years": tables.ownership_years, "kwh_usd": tables.power_usd_per_kwh,
+        "purchase_usd": gpu.purchase_usd,
+        # The catalog's purchase prices are launch list prices (knowledge/data/SOURCES.md): their date, else the launch year.
+        "purchase_date": gpu.purchase_date.isoformat() if gpu.purchase_date else str(gpu.release_year or UNKNOWN),
+    }
+    if offer is not None:
+        provider = snapshot.providers.get(offer.provider_id)
+        kind = "marketplace" if offer.market == "marketplace" else "on-demand"
+        raw.update({"rent_usd": offer.usd_per_gpu_hour, "rent_provider": provider.name if provider else offer.provider_id,
+                    "rent_date": offer.observed_at.date().isoformat(),
+                    "rent_market": _MARKET_WORDS[kind].get(language, _MARKET_WORDS[kind]["en"])})
+    if gpu.purchase_usd is None:
+        variant = "no_price" if offer is not None else "unknown"
+    elif offer is None:
+        variant = "no_rental"
+    else:
+        numbers = break_even(gpu, offer, tables)
+        if numbers is None:
+            variant = "never"
+        else:
+            variant = "pays"
+            raw.update({"break_even_hours": round(numbers["break_even_hours"]),
+                        "utilisation_pct": numbers["utilisation_3y_pct"],
+                        "power_usd_per_hour": numbers["power_usd_per_hour"]})
+    return variant, {k: format_value(v, language) for k, v in raw.items()}

@@ -38,8 +38,8 @@ def decide_intent(e: Evidence) -> str:
     Knowledge questions ("why", "what is", "should I", "the difference between LoRA and QLoRA") are
     `explain` unless a workload (a model or size) or a budget is given, or the question asks which model
     fits ("the biggest model I can run on 24 GB" is advice). A follow-up in a thread is advice. Buying
-    weighed against renting with no workload is a knowledge question even when a GPU is named (with one,
-    the advice card computes break-even for that job).
+    weighed against renting, or buying a named GPU, with no workload is a knowledge question (the answer
+    works out each named card's break-even; with a workload, the advice card computes it for that job).
     """
     short = e.text_chars <= SHORT_MESSAGE_CHARS
     bare = not e.has_workload and not e.distinct_gpus
@@ -55,8 +55,10 @@ def decide_intent(e: Evidence) -> str:
         return "advise"
     if e.distinct_gpus >= 2 and ("compare" in e.cues or "compare_weak" in e.cues):
         return "compare"
-    if "buy" in e.cues and "rent" in e.cues and not (e.has_workload or e.has_budget):
-        return "explain"  # owning weighed against renting ("buy a 4090 or rent?"): the buy-vs-rent answer
+    if "buy" in e.cues and ("rent" in e.cues or e.distinct_gpus) and not (e.has_workload or e.has_budget):
+        # Owning weighed against renting ("buy a 4090 or rent?"), or buying a named card ("should I buy an
+        # H100?"): the buy-vs-rent answer, with the break-even of each named card at today's prices.
+        return "explain"
     if e.distinct_gpus == 1 and not e.has_workload and "price" in e.cues:
         return "price"  # "an H100 an hour on runpod vs lambda": providers compared, one GPU priced
     if e.distinct_gpus >= 1 and "compare" in e.cues and not e.has_workload:
