@@ -75,3 +75,43 @@ def test_full_queue_says_busy_to_a_command_and_503_to_an_event() -> None:
                         "event": {"type": "app_mention", "channel": "C1", "ts": "1700000000.000100",
                                   "user": "U1", "text": "<@UBOT> price 4090"}})
     assert call(front, event, {**signed_headers(event), "Content-Type": "application/json"})[0].startswith("503")
+
+
+def test_the_server_imports_huey_on_sqlite_without_the_redis_and_postgres_clients(tmp_path) -> None:
+    """`serve --http` on the embedded default: huey's SQLite storage works, redis/psycopg stay unloaded (their
+    import is most of huey's), and a later `import redis` in that process still works."""
+    import subprocess
+    import sys
+
+    script = f"""
+import sys
+from bot.queue.engine import import_huey_for
+import_huey_for("sqlite:///{tmp_path}/q.db")
+loaded = sorted(m for m in ("redis", "psycopg") if m in sys.modules)
+from huey import Huey
+from huey.storage import SqliteStorage
+huey = Huey("t", storage_class=SqliteStorage, filename="{tmp_path}/q.db", results=False)
+huey.storage.enqueue(b"job", 0)
+assert huey.storage.dequeue() == b"job"
+import redis  # the guard is lifted once huey is in
+print(loaded, redis.__name__)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[]", "redis"]
+
+
+def test_a_redis_or_postgres_queue_imports_huey_as_it_is(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    script = """
+import sys
+from bot.queue.engine import import_huey_for
+import_huey_for("redis://127.0.0.1:6379/0")
+import_huey_for("postgresql://postgres@127.0.0.1/test")
+print("huey.storage" in sys.modules)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"  # nothing imported early, nothing hidden: huey imports redis when used

@@ -111,8 +111,9 @@ def run_http(settings: Settings, *, host: str, port: int, workers: int, threads:
     from knowledge.setup import prepare_database
     from knowledge.slack_secrets import check_secrets
 
-    from bot.queue.engine import make_huey
+    from bot.queue.engine import import_huey_for, make_huey
 
+    import_huey_for(settings.queue_url)  # before anything imports huey: on SQLite without redis and psycopg
     # The ack path's modules (bot.slack.bodies builds its pydantic models of Slack's bodies on import) are
     # imported once here, before the server forks: each worker importing them itself took ~0.4 s of start.
     import bot.slack.front  # noqa: F401

@@ -26,6 +26,29 @@ def backend(queue_url: str) -> str:
     return "postgres"
 
 
+def import_huey_for(queue_url: str) -> None:
+    """Import huey for a process that serves this one queue for its whole life (`serve --http`'s main process,
+    whose web workers fork from it): on SQLite, without the Redis and PostgreSQL clients.
+
+    huey.storage imports `redis` and `psycopg` whenever they are installed (~0.12 s of the server's start on
+    the bench host, docs/BENCHMARKS.md); it sets them to None when the import fails, and a SQLite queue reads
+    neither. Nothing here changes a process that already imported huey.storage or that uses Redis/PostgreSQL.
+    The guard is lifted at once: a later `import redis` elsewhere (the per-channel rate limit) still works.
+    """
+    import sys
+
+    if "huey.storage" in sys.modules or backend(queue_url) != "sqlite":
+        return
+    hidden = [name for name in ("redis", "psycopg") if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]  # `import name` raises ImportError (the import system's own switch)
+    try:
+        import huey.storage  # noqa: F401
+    finally:
+        for name in hidden:
+            del sys.modules[name]
+
+
 def libpq_dsn(url: str) -> str:
     """`postgresql+psycopg://…` (SQLAlchemy's spelling) as psycopg's own `postgresql://…`."""
     for prefix in ("postgresql+psycopg://", "postgres://"):
