@@ -126,3 +126,20 @@ def test_start_up_is_timed_with_every_module_compiled_even_when_the_environment_
     assert len(sources) > 100
     missing = [p for p in sources if not Path(importlib.util.cache_from_source(str(p))).exists()]
     assert missing == []
+
+
+def test_a_second_digest_history_is_filled_from_the_imported_prices_not_from_the_first_one(loaded_engine: Any) -> None:
+    """The 1M digest history is daily imports of the bundled prices, as the 100k one is: each import holds at
+    most one provider's real rows, however many histories were filled before it."""
+    from sqlalchemy import func, select
+
+    from bot.bench.digest_load import OBS, fill, real_rows
+
+    imported = real_rows(loaded_engine)
+    largest = max(len(rows) for rows in imported.values())
+    total = sum(len(rows) for rows in imported.values())
+    for wanted in (3 * total, 7 * total):  # a smaller history, then a larger one, as the bench does
+        assert fill(loaded_engine, wanted, per_provider=imported) == wanted
+        with loaded_engine.connect() as conn:
+            sizes = conn.execute(select(func.count()).select_from(OBS).group_by(OBS.c.import_id)).scalars().all()
+        assert sum(sizes) == wanted and max(sizes) <= largest

@@ -56,9 +56,13 @@ def real_rows(engine: Engine) -> dict[str, list[ObservationRow]]:
     return per
 
 
-def fill(engine: Engine, total: int = 100_000) -> int:
-    """Replace the price history with daily imports of the real rows until `total` observations exist."""
-    per_provider = real_rows(engine)
+def fill(engine: Engine, total: int = 100_000, per_provider: dict[str, list[ObservationRow]] | None = None) -> int:
+    """Replace the price history with daily imports of the real rows until `total` observations exist.
+
+    `per_provider`: the real rows (`real_rows` of the database as imported); read from `engine` when not given,
+    which is right only while it holds the imported prices, not a history this function filled.
+    """
+    per_provider = per_provider if per_provider is not None else real_rows(engine)
     with engine.begin() as conn:
         conn.execute(delete(OBS))
         conn.execute(delete(RUNS))
