@@ -143,3 +143,15 @@ def test_a_second_digest_history_is_filled_from_the_imported_prices_not_from_the
         with loaded_engine.connect() as conn:
             sizes = conn.execute(select(func.count()).select_from(OBS).group_by(OBS.c.import_id)).scalars().all()
         assert sum(sizes) == wanted and max(sizes) <= largest
+
+
+def test_a_widened_catalog_repeats_every_offer_in_its_own_region() -> None:
+    from bot.bench.digest_load import ObservationRow, widened
+
+    row = ObservationRow(provider_id="p", instance_type="i", gpu_id="g", gpu_count=1, region="r", tier="on-demand",
+                         usd_per_hour=Decimal("1.5"))
+    wide = widened({"p": [row, {**row, "instance_type": "j"}]}, 3)  # type: ignore[list-item]
+    keys = [(r["instance_type"], r["region"]) for r in wide["p"]]
+    assert len(keys) == 6 and len(set(keys)) == 6  # distinct offers, as one import holds them
+    assert {r["region"] for r in wide["p"]} == {"r", "r~1", "r~2"}
+    assert all(r["usd_per_hour"] == Decimal("1.5") and r["gpu_id"] == "g" for r in wide["p"])

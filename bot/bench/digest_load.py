@@ -56,6 +56,14 @@ def real_rows(engine: Engine) -> dict[str, list[ObservationRow]]:
     return per
 
 
+def widened(per_provider: dict[str, list[ObservationRow]], copies: int) -> dict[str, list[ObservationRow]]:
+    """Each provider's rows `copies` times over, copy c in region "<region>~c": a catalog that many times larger
+    (a live multi-cloud feed), with every offer distinct, as an import holds them."""
+    return {provider: [ObservationRow(**{**r, "region": r["region"] if c == 0 else f"{r['region']}~{c}"})
+                       for c in range(copies) for r in rows]
+            for provider, rows in per_provider.items()}
+
+
 def fill(engine: Engine, total: int = 100_000, per_provider: dict[str, list[ObservationRow]] | None = None) -> int:
     """Replace the price history with daily imports of the real rows until `total` observations exist.
 
