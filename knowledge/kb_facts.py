@@ -190,16 +190,18 @@ def gpu_sentences(entry: Entry, kb: KnowledgeBase, mentions: tuple[GpuMention, .
             if not gpus:
                 continue
             name = gpus[0].name if len(gpus) == 1 else _common_name(gpus)
-            filled = set()
-            for gpu in gpus:
-                if aspect == "buy_rent":
-                    variant, values = buy_rent_values(gpu, name, snapshot, language)
-                else:
-                    variant, values = _aspect_variant(aspect, gpu), _gpu_values(gpu, name, language)
-                filled.add(kb.aspects[aspect][variant][language].format_map(values))
+            filled = {kb.aspects[aspect][variant][language].format_map(values)
+                      for variant, values in (_aspect_values(aspect, g, name, snapshot, language) for g in gpus)}
             if len(filled) == 1:
                 sentences.append(filled.pop())
     return tuple(sentences)
+
+
+def _aspect_values(aspect: str, gpu: GpuSpec, name: str, snapshot: Snapshot, language: str) -> tuple[str, dict[str, str]]:
+    """An aspect's variant and the values its sentence is filled with: catalog facts, or for `buy_rent` prices."""
+    if aspect == "buy_rent":
+        return buy_rent_values(gpu, name, snapshot, language)
+    return _aspect_variant(aspect, gpu), _gpu_values(gpu, name, language)
 
 
 # What kind of market the cheapest rental comes from (issue 16: every price says so), per reply language.
@@ -213,9 +215,10 @@ _MARKET_WORDS: Mapping[str, Mapping[str, str]] = {
 
 
 def cheapest_rental(snapshot: Snapshot, gpu_id: str) -> Offer | None:
-    """The lowest $/GPU-hour offer of the GPU that is always available (tier on-demand: no spot, no auction)."""
+    """The lowest $/GPU-hour offer of the GPU that is always available (tier on-demand: no spot, no auction); on a
+    tie the first in the snapshot's order, the one the price and specs cards show (bot.render.market.summarise)."""
     offers = [o for o in snapshot.offers_by_gpu.get(gpu_id, ()) if o.tier == "on-demand"]
-    return min(offers, key=lambda o: (o.usd_per_gpu_hour, o.provider_id, o.instance_type), default=None)
+    return min(offers, key=lambda o: o.usd_per_gpu_hour, default=None)
 
 
 def buy_rent_values(gpu: GpuSpec, name: str, snapshot: Snapshot, language: str) -> tuple[str, dict[str, str]]:
@@ -253,6 +256,5 @@ def buy_rent_values(gpu: GpuSpec, name: str, snapshot: Snapshot, language: str) 
         else:
             variant = "pays"
             raw.update({"break_even_hours": round(numbers["break_even_hours"]),
-                        "utilisation_pct": numbers["utilisation_3y_pct"],
-                        "power_usd_per_hour": numbers["power_usd_per_hour"]})
+                        "utilisation_pct": numbers["utilisation_3y_pct"]})
     return variant, {k: format_value(v, language) for k, v in raw.items()}

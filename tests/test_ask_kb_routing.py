@@ -137,6 +137,7 @@ def test_buying_a_card_without_a_list_price_says_there_is_no_break_even(snapshot
 
 def test_the_break_even_sentence_says_when_a_price_is_missing_or_renting_is_cheaper_than_power(snapshot: Any) -> None:
     from dataclasses import replace
+    from decimal import Decimal
     from types import SimpleNamespace
 
     from knowledge.kb_facts import buy_rent_values
@@ -144,7 +145,6 @@ def test_the_break_even_sentence_says_when_a_price_is_missing_or_renting_is_chea
     gpu = snapshot.gpus["rtx-3090"]
     offer = min((o for o in snapshot.offers_by_gpu["rtx-3090"] if o.tier == "on-demand"),
                 key=lambda o: o.usd_per_gpu_hour)
-    from decimal import Decimal
 
     def variant(offers: tuple[Any, ...], card: Any = gpu) -> str:
         stand_in = SimpleNamespace(offers_by_gpu={card.id: offers}, providers=snapshot.providers)
