@@ -13,15 +13,14 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from sqlalchemy import ColumnElement, Engine, func, or_, select, type_coerce
-from sqlalchemy.types import NullType
+from sqlalchemy import Engine, func, select
 
 from knowledge import tables
 from knowledge.db import as_utc, table_of
 from knowledge.digest_tables import PriceSourceStatus
+from knowledge.price_series import P10_MARK, series_prices
 from rules.market.changes import (
     DigestInput,
-    PricePoint,
     SeriesKey,
     SeriesPrice,
     SeriesState,
@@ -29,11 +28,9 @@ from rules.market.changes import (
     Thresholds,
     build_digest_input,
     initial_states,
-    summarise,
 )
 
 log = logging.getLogger(__name__)
-P10_MARK = "(marketplace p10)"
 OBS = table_of(tables.PriceObservation)
 RUNS = table_of(tables.ImportRun)
 
@@ -85,28 +82,6 @@ def latest_per_feed(imports: Iterable[ImportInfo], at: datetime | None = None) -
     return latest
 
 
-def points_for_imports(engine: Engine, import_ids: Sequence[int], gpu_ids: Iterable[str] = ()) -> tuple[list[PricePoint], dict[SeriesKey, Decimal]]:
-    """Observations of these imports as points, and marketplace p10 prices by series."""
-    if not import_ids:
-        return [], {}
-    cols = (OBS.c.gpu_id, OBS.c.provider_id, OBS.c.instance_type, OBS.c.gpu_count, OBS.c.region, OBS.c.tier,
-            OBS.c.usd_per_hour, OBS.c.observed_at, OBS.c.market)
-    q = select(*cols).where(OBS.c.import_id.in_(list(import_ids)))
-    gpus = list(gpu_ids)
-    if gpus:
-        q = q.where(OBS.c.gpu_id.in_(gpus))
-    points: list[PricePoint] = []
-    p10: dict[SeriesKey, Decimal] = {}
-    with engine.connect() as conn:
-        for g, prov, inst, count, region, tier, usd, at, market in conn.execute(q):
-            usd = usd if isinstance(usd, Decimal) else Decimal(str(usd))
-            if inst.endswith(P10_MARK):
-                p10[SeriesKey(g, prov, count, tier, market)] = usd
-                continue
-            points.append(PricePoint(g, prov, inst, count, region, tier, usd, as_utc(at), market))
-    return points, p10
-
-
 def marketplace_ids(engine: Engine) -> frozenset[str]:
     t = table_of(tables.Provider)
     with engine.connect() as conn:
@@ -116,97 +91,12 @@ def marketplace_ids(engine: Engine) -> frozenset[str]:
 def prices_at(engine: Engine, at: datetime | None = None, *, gpu_ids: Iterable[str] = (), imports: list[ImportInfo] | None = None) -> dict[SeriesKey, SeriesPrice]:
     """Series prices in force at `at` (None = now): each provider's latest import by then.
 
-    Clouds' series (cheapest region) are grouped in SQL, about one row per series read instead of every
-    observation; marketplaces' listings (median, p10) are read whole and summarised by `summarise` as before.
+    Read from the series each import stored when it was written (`knowledge.price_series`), not from every
+    observation: a cloud's cheapest region, a marketplace's median, p10 and listing count.
     """
     imports = imports if imports is not None else list_imports(engine, until=at)
     ids = [i.id for i in latest_per_feed(imports, at).values()]
-    gpus = list(gpu_ids)
-    markets = marketplace_ids(engine)
-    points, p10 = _marketplace_points(engine, ids, gpus, markets)
-    prices = summarise(points, markets)
-    prices.update(_cloud_prices(engine, ids, gpus, markets))
-    for key, value in p10.items():
-        if key in prices:
-            prices[key] = replace(prices[key], p10_usd_per_hour=value)
-    return prices
-
-
-def _marketplace_points(
-    engine: Engine, import_ids: list[int], gpu_ids: list[str], markets: frozenset[str]
-) -> tuple[list[PricePoint], dict[SeriesKey, Decimal]]:
-    """What `points_for_imports` gives for the marketplaces' rows, and the p10 rows of every provider (one read)."""
-    if not import_ids:
-        return [], {}
-    cols = (OBS.c.gpu_id, OBS.c.provider_id, OBS.c.instance_type, OBS.c.gpu_count, OBS.c.region, OBS.c.tier,
-            OBS.c.usd_per_hour, OBS.c.observed_at, OBS.c.market)
-    q = select(*cols).where(OBS.c.import_id.in_(import_ids), or_(OBS.c.provider_id.in_(list(markets)), _p10_match(engine)))
-    if gpu_ids:
-        q = q.where(OBS.c.gpu_id.in_(gpu_ids))
-    points: list[PricePoint] = []
-    p10: dict[SeriesKey, Decimal] = {}
-    with engine.connect() as conn:
-        for g, prov, inst, count, region, tier, usd, at, market in conn.execute(q):
-            if inst.endswith(P10_MARK):
-                p10[SeriesKey(g, prov, count, tier, market)] = _decimal(usd)
-            elif prov in markets:
-                points.append(PricePoint(g, prov, inst, count, region, tier, _decimal(usd), as_utc(at), market))
-    return points, p10
-
-
-def _p10_match(engine: Engine) -> ColumnElement[bool]:
-    """instance_type ends with P10_MARK, case-sensitive as `str.endswith` (SQLite's LIKE ignores case; GLOB does not)."""
-    if engine.dialect.name == "sqlite":
-        return OBS.c.instance_type.op("GLOB", is_comparison=True)("*" + P10_MARK)
-    return OBS.c.instance_type.endswith(P10_MARK, autoescape=True)
-
-
-def _in_force(import_ids: list[int], gpu_ids: list[str], markets: frozenset[str]) -> list[ColumnElement[bool]]:
-    where: list[ColumnElement[bool]] = [OBS.c.import_id.in_(import_ids), OBS.c.provider_id.not_in(list(markets))]
-    return where + ([OBS.c.gpu_id.in_(gpu_ids)] if gpu_ids else [])
-
-
-def _cloud_prices(
-    engine: Engine, import_ids: list[int], gpu_ids: list[str], markets: frozenset[str]
-) -> dict[SeriesKey, SeriesPrice]:
-    """Per cloud series, what `summarise` gives: its cheapest observation by (price, region, instance type),
-    the newest observation time and the count.
-
-    The database groups (one row per series) and then returns only the rows at some series' lowest price;
-    the tie between regions is broken here, by code point as Python compares (no collation involved).
-    """
-    if not import_ids:
-        return {}
-    series = (OBS.c.gpu_id, OBS.c.provider_id, OBS.c.gpu_count, OBS.c.tier, OBS.c.market)
-    where = (*_in_force(import_ids, gpu_ids, markets), ~_p10_match(engine))
-    # The price as `summarise` compares it: read as Decimal with the column's 6 places. SQLite stores a REAL
-    # that may carry more digits, so it is ranked rounded to 6 places there (PostgreSQL's NUMERIC(14,6) is exact).
-    price = func.round(OBS.c.usd_per_hour, 6) if engine.dialect.name == "sqlite" else OBS.c.usd_per_hour
-    low = func.min(price)
-    grouped = (select(*series, type_coerce(low, OBS.c.usd_per_hour.type), type_coerce(low, NullType()),
-                      func.max(OBS.c.observed_at), func.count())
-               .where(*where).group_by(*series))
-    best: dict[SeriesKey, tuple[str, str]] = {}
-    with engine.connect() as conn:
-        lows = {SeriesKey(g, prov, count, tier, market): (_decimal(usd), raw, as_utc(newest), int(n))
-                for g, prov, count, tier, market, usd, raw, newest, n in conn.execute(grouped)}
-        if not lows:
-            return {}
-        # Only the rows at some series' lowest price (the stored values as the database compares them).
-        at_lows = select(*series, type_coerce(price, NullType()), OBS.c.region, OBS.c.instance_type).where(
-            *where, price.in_([raw for _, raw, _, _ in lows.values()]))
-        for g, prov, count, tier, market, raw, region, inst in conn.execute(at_lows):
-            key = SeriesKey(g, prov, count, tier, market)
-            if key not in lows or raw != lows[key][1]:
-                continue  # another series' lowest price
-            if key not in best or (region, inst) < best[key]:
-                best[key] = (region, inst)
-    return {key: SeriesPrice(key, usd, best[key][1], best[key][0], newest, n)
-            for key, (usd, _, newest, n) in lows.items()}
-
-
-def _decimal(usd: object) -> Decimal:
-    return usd if isinstance(usd, Decimal) else Decimal(str(usd))
+    return series_prices(engine, ids, gpu_ids, marketplace_ids(engine))
 
 
 def daily_cheapest(

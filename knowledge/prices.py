@@ -18,17 +18,18 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, insert, select
 from sqlmodel import Session, col
 
-from knowledge import tables
+from knowledge import price_series, tables
 from knowledge.price_readers import PriceRow, read_own, read_skypilot
 from knowledge.price_validation import PriceImportError, check_observed_at
 from knowledge.snapshot import gpu_spec
+from rules.market.changes import PricePoint
 from rules.types import Provider
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["ImportReport", "PriceImportError", "PriceRow", "import_prices", "write_rows"]
 log = logging.getLogger(__name__)
 FORMATS = ("skypilot", "csv", "json")
+STORED_PLACES = Decimal("0.000001")  # tables.MONEY keeps six decimal places
 # Sources whose import lists a provider's whole catalog, so an offer missing from it has vanished.
 FULL_CATALOG_SOURCES = ("skypilot", "gpuhunt")
 BUNDLED_OFFER_SOURCE = "skypilot-bundled"  # Offer.source of a bundled snapshot's prices: a baseline only
@@ -197,14 +199,18 @@ def write_rows(engine: Engine, report: ImportReport, rows: list[PriceRow], provi
         mine = _rank(report.bundled, report.observed_at, run.id)
         report.current = all(mine > _rank(b, as_utc(at), i) for i, b, at in feed_runs) if full else True
         run.current = report.current
-        obs = [_observation(run, r, report) for r in offers]
-        obs += [
-            _observation(run, PriceRow(r.provider_id, f"{r.gpu_count}x {r.gpu_id} (marketplace p10)", r.gpu_id,
-                                       r.gpu_count, "any", r.tier, p10, r.market), report)
+        observed = offers + [
+            PriceRow(r.provider_id, f"{r.gpu_count}x {r.gpu_id} (marketplace p10)", r.gpu_id, r.gpu_count, "any", r.tier,
+                     p10, r.market)
             for r, p10, _ in summarised
         ]
+        obs = [_observation(run, r, report) for r in observed]
         if obs:
             session.execute(insert(tables.PriceObservation), obs)
+        price_series.store(session.connection(), run.id, price_series.of_points(
+            (PricePoint(r.gpu_id, r.provider_id, r.instance_type, r.gpu_count, r.region, r.tier,
+                        r.usd_per_hour.quantize(STORED_PLACES, ROUND_HALF_UP), report.observed_at, r.market)
+             for r in observed), frozenset(marketplace)))  # the prices as the observations store them
         report.observations = len(obs)
         if not report.current:
             report.offers_written, report.offers_deactivated = 0, 0

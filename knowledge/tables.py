@@ -135,6 +135,8 @@ class ImportRun(SQLModel, table=True):
     bundled: bool = False
     skipped_json: str = "{}"  # rows read but not kept, by reason: {"no_host_vm": 12, ...}
     current: bool = True  # False: older than the feed's data in force, kept as history only
+    # Its series prices are stored in price_series (migration 0010); older imports get them on first read.
+    series_stored: bool = False
 
 
 class Offer(SQLModel, table=True):
@@ -183,6 +185,30 @@ class PriceObservation(SQLModel, table=True):
     source: str
     source_version: str
     market: str = "on-demand"  # rules.types.Market
+
+
+class PriceSeries(SQLModel, table=True):
+    """One import's price of one series (GPU × provider × count × tier × market), as `rules.market.changes.summarise`
+    gives it over that import's observations: the cheapest region of a cloud, a marketplace's median, p10 and
+    listing count (kind "series"); or a marketplace p10 row the import carried (kind "p10"). Written with the
+    import (migration 0010), so a digest reads a few hundred rows per import instead of every observation."""
+
+    __tablename__ = "price_series"
+    __table_args__ = (Index("ix_series_import_gpu", "import_id", "gpu_id"),)
+    id: int | None = Field(default=None, primary_key=True)
+    import_id: int = Field(foreign_key="import_run.id")
+    kind: str  # "series" or "p10"
+    gpu_id: str
+    provider_id: str
+    gpu_count: int
+    tier: str
+    market: str
+    usd_per_hour: Decimal = Field(sa_column=Column(MONEY, nullable=False))
+    instance_type: str
+    region: str
+    observed_at: datetime | None = None  # the newest observation of the series in this import (none for "p10")
+    listings: int
+    p10_usd_per_hour: Decimal | None = Field(default=None, sa_column=Column(MONEY, nullable=True))
 
 
 class CatalogStamp(SQLModel, table=True):

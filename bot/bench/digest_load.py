@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, TypedDict
 
 from sqlalchemy import Engine, delete, func, insert, select
 
-from knowledge import tables
+from knowledge import price_series, tables
 from knowledge.db import table_of
+from knowledge.history import marketplace_ids
+from rules.market.changes import PricePoint
 
 if TYPE_CHECKING:
     from bot.bench.result import DigestTiming
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
 
 OBS = table_of(tables.PriceObservation)
 RUNS = table_of(tables.ImportRun)
+SERIES = table_of(tables.PriceSeries)
 START = datetime(2025, 5, 1, 6, 0, tzinfo=UTC)
 _CENT = Decimal("0.000001")
 
@@ -71,7 +74,9 @@ def fill(engine: Engine, total: int = 100_000, per_provider: dict[str, list[Obse
     which is right only while it holds the imported prices, not a history this function filled.
     """
     per_provider = per_provider if per_provider is not None else real_rows(engine)
+    markets = marketplace_ids(engine)
     with engine.begin() as conn:
+        conn.execute(delete(SERIES))
         conn.execute(delete(OBS))
         conn.execute(delete(RUNS))
     written, day = 0, 0
@@ -88,10 +93,15 @@ def fill(engine: Engine, total: int = 100_000, per_provider: dict[str, list[Obse
                 if run_key is None:
                     raise RuntimeError("the import run was inserted without a primary key")
                 run_id = run_key[0]
-                conn.execute(insert(OBS), [
-                    {**r, "import_id": run_id, "observed_at": at, "source": "bench", "source_version": f"day{day}",
-                     "usd_per_hour": (r["usd_per_hour"] * day_factor(day, i)).quantize(_CENT)}
-                    for i, r in enumerate(rows)])
+                observed = [{**r, "import_id": run_id, "observed_at": at, "source": "bench",
+                             "source_version": f"day{day}",
+                             "usd_per_hour": (r["usd_per_hour"] * day_factor(day, i)).quantize(_CENT)}
+                            for i, r in enumerate(rows)]
+                conn.execute(insert(OBS), observed)
+                # Its series, as the importer (knowledge.prices.write_rows) stores them with every import.
+                price_series.store(conn, run_id, price_series.of_points(
+                    (PricePoint(o["gpu_id"], o["provider_id"], o["instance_type"], o["gpu_count"], o["region"],
+                                o["tier"], o["usd_per_hour"], at) for o in observed), markets))
                 written += len(rows)
         day += 1
     return written
