@@ -62,6 +62,16 @@ class Delivery:
 
     def before_send(self, method: str, *, channel: str | None, public: bool = False) -> None:
         """Wait for (or reserve) the slots this call needs, then mark the first message as leaving."""
+        self.reserve(method, channel=channel, public=public)
+        self.mark_for(method)
+
+    def mark_for(self, method: str) -> None:
+        """Mark the request "delivering" if this call shows the user something new (once per request)."""
+        if method in CREATE_METHODS or method == "response_url":
+            self._mark()
+
+    def reserve(self, method: str, *, channel: str | None, public: bool = False) -> None:
+        """Wait for (or reserve) the channel slot and the method's tier slot this call needs."""
         if (method in CHANNEL_METHODS or public) and channel:
             self._channel_slot(channel)
         rate = method_rate(method)
@@ -71,8 +81,6 @@ class Delivery:
                 raise Reschedule(wait, f"{method} tier limit")
             if wait > 0:
                 self.sleep(wait)
-        if method in CREATE_METHODS or method == "response_url":
-            self._mark()
 
     def _channel_slot(self, channel: str) -> None:
         now = time.time()

@@ -1,0 +1,121 @@
+"""The answer worker's post to a response URL (bot.slack.retries.post_after_mark): the "delivering" mark is
+written when only the message's body is left to send, so a worker killed before the body leaves shows the user
+nothing, and one killed after it has nothing left to do but wait for Slack's reply."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from dataclasses import dataclass, field
+
+import pytest
+
+from bot.slack.guard import Reschedule
+from bot.slack.retries import post_after_mark
+
+MESSAGE = {"response_type": "ephemeral", "text": "3× RTX 4090", "blocks": [{"type": "section",
+                                                                          "text": {"type": "mrkdwn", "text": "ok"}}],
+           "thread_ts": None}
+
+
+@dataclass
+class Seen:
+    head: bytes = b""
+    body: bytes = b""
+    headers_in: threading.Event = field(default_factory=threading.Event)
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class RawServer:
+    """One connection at a time: reads the request's head, then its body byte by byte as it comes, then answers
+    with the next status of `statuses`."""
+
+    def __init__(self, statuses: list[int]) -> None:
+        self.statuses = statuses
+        self.seen: list[Seen] = []
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        for status in self.statuses:
+            conn, _ = self.sock.accept()
+            seen = Seen()
+            self.seen.append(seen)
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                seen.head, _, seen.body = data.partition(b"\r\n\r\n")
+                seen.headers_in.set()
+                length = int(next((line.split(b":", 1)[1] for line in seen.head.split(b"\r\n")
+                                   if line.lower().startswith(b"content-length:")), b"0"))
+                while len(seen.body) < length:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break  # the client went away before its body was complete
+                    seen.body += chunk
+                if len(seen.body) == length:
+                    conn.sendall(f"HTTP/1.1 {status} X\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok".encode())
+                seen.done.set()
+
+    def connection(self, n: int) -> Seen:
+        """The n-th connection, once the server has taken it (the client may be done before it was accepted)."""
+        for _ in range(500):
+            if len(self.seen) > n:
+                return self.seen[n]
+            threading.Event().wait(0.01)
+        raise AssertionError(f"no connection #{n} within 5 s")
+
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/commands/T1/123/abc?x=1"
+
+
+def test_the_mark_is_written_when_only_the_body_is_left() -> None:
+    server = RawServer([200])
+    at_mark: list[tuple[bool, bytes]] = []
+
+    def mark() -> None:
+        first = server.connection(0)
+        at_mark.append((first.headers_in.wait(5), first.body))
+
+    response = post_after_mark(server.url(), MESSAGE, ssl=None, mark=mark)
+    assert response.status_code == 200 and response.body == "ok"
+    assert at_mark == [(True, b"")]  # the head had arrived, none of the body
+    seen = server.seen[0]
+    assert seen.head.startswith(b"POST /commands/T1/123/abc?x=1 HTTP/1.1\r\n")
+    assert b"content-type: application/json;charset=utf-8" in seen.head.lower()
+    assert json.loads(seen.body) == {k: v for k, v in MESSAGE.items() if v is not None}  # as WebhookClient sends it
+
+
+def test_a_lost_claim_at_the_mark_sends_no_message() -> None:
+    """The mark refuses (another worker took the request over): the request stays incomplete, Slack shows nothing."""
+    server = RawServer([200])
+
+    def mark() -> None:
+        raise Reschedule(0, "claim lost to another worker")
+
+    with pytest.raises(Reschedule):
+        post_after_mark(server.url(), MESSAGE, ssl=None, mark=mark)
+    assert server.connection(0).done.wait(5)
+    assert server.connection(0).body == b""
+
+
+def test_one_server_error_is_retried_once_and_marked_once() -> None:
+    server = RawServer([503, 200])
+    marks: list[int] = []
+    response = post_after_mark(server.url(), MESSAGE, ssl=None, mark=lambda: marks.append(1))
+    assert response.status_code == 200
+    assert len(server.seen) == 2 and all(json.loads(s.body)["text"] == "3× RTX 4090" for s in server.seen)
+    assert len(marks) == 2  # called before each body; Delivery.mark_for writes the mark once (tests/test_queue_*)
+
+
+def test_two_server_errors_are_returned() -> None:
+    server = RawServer([502, 503])
+    response = post_after_mark(server.url(), MESSAGE, ssl=None, mark=lambda: None)
+    assert response.status_code == 503 and len(server.seen) == 2
