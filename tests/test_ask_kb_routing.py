@@ -126,6 +126,30 @@ def test_buying_a_named_card_gets_its_own_break_even(snapshot: Any, language: st
     assert "GeForce RTX 5090" in shown and format_number(1999, language) in shown  # its launch price, not the 4090's
 
 
+# "Is a 3090 worth buying?": the knowledge base alone weighs buy-vs-rent against "used and older cards" and, in
+# several languages, asked which was meant; the parser has read it as buying a named card, and that is answered.
+WORTH_BUYING = [
+    ("en", "is a 3090 worth buying?"), ("zh-Hans", "3090值得买吗"), ("ko", "3090 살 만한가요?"),
+    ("ja", "3090は買う価値がありますか"), ("es", "¿vale la pena comprar una 3090?"),
+    ("de", "lohnt sich eine 3090 zu kaufen?"), ("fr", "vaut-il la peine d'acheter une 3090 ?"),
+    ("vi", "có nên mua 3090 không"),
+]
+
+
+@pytest.mark.parametrize(("language", "question"), WORTH_BUYING, ids=[lang for lang, _ in WORTH_BUYING])
+def test_is_a_card_worth_buying_gets_its_break_even(snapshot: Any, language: str, question: str) -> None:
+    from knowledge.kb_facts import format_number
+
+    reply = answer(question, snapshot=snapshot, now=NOW)
+    assert reply.kind == "knowledge" and reply.language == language, f"{question!r}: {reply.kind}, {reply.language}"
+    shown = json.dumps(reply.blocks, ensure_ascii=False)
+    assert get_entry("cost.buy-vs-rent", language, snapshot).title in shown
+    hours = _break_even_hours("rtx-3090", _cheapest_on_demand(snapshot, "rtx-3090"))
+    assert 1000 < hours < 26_280
+    price = round(float(_catalog_row("rtx-3090")["purchase_usd"]))
+    assert format_number(round(hours), language) in shown and format_number(price, language) in shown
+
+
 def test_buying_a_card_without_a_list_price_says_there_is_no_break_even(snapshot: Any) -> None:
     from knowledge.kb_facts import format_number
 

@@ -16,7 +16,7 @@ from bot.render.cards import render_card
 from bot.render.views import (
     Choice, ClarifyView, ComparisonView, KnowledgeView, PriceView, SpecsView, gpu_column, provider_prices,
 )
-from knowledge.kb import KbResult
+from knowledge.kb import KbAnswer, KbResult
 from knowledge.snapshot import Snapshot
 from rules.plans.compare import catalog_strengths, decide_comparison
 from rules.types import Workload
@@ -70,11 +70,38 @@ def carries_workload(ask: Ask) -> bool:
 
 def asks_why(ask: Ask) -> bool:
     """Whether the text has the parser's `explain` cue ("why", "为什么", ...), e.g. beside a which-GPU request."""
+    return "explain" in _cues(ask)
+
+
+def _cues(ask: Ask) -> set[str]:
+    """The parser's intent cues found in the question; "buy" also for a knowledge phrase that holds a buy word
+    ("買う価値" worth buying, "nên mua" should buy: matched whole as `explain`, longest first)."""
     from bot.parse.text import clean_text
     from bot.parse.vocabulary import load_vocabulary
 
     text, _ = clean_text(ask.text)  # the parser matches its cue phrases on this normalised text
-    return any(cue == "explain" for cue, _, _ in load_vocabulary().intents.find(text))
+    table = load_vocabulary().intents
+    found = table.find(text)
+    cues = {cue for cue, _, _ in found}
+    if "explain" in cues and "buy" not in cues:
+        buys = [phrase for phrase, cue in table.values.items() if cue == "buy"]
+        if any(cue == "explain" and any(b in text[start:end] for b in buys) for cue, start, end in found):
+            cues.add("buy")
+    return cues
+
+
+BUY_RENT_ENTRY = "cost.buy-vs-rent"
+
+
+def _buying_named_card(ask: Ask, snapshot: Snapshot, lang: str) -> KbAnswer | None:
+    """The buy-vs-rent entry for "is a 3090 worth buying?" (the parser's buy cue and a named GPU, no workload),
+    with each named card's break-even. The parser read the question as this entry's already; the knowledge base's
+    own match may still weigh it against a near entry ("used and older cards") and ask which was meant."""
+    if not ask.gpus or carries_workload(ask) or "buy" not in _cues(ask):
+        return None
+    from knowledge.kb import find_entry
+
+    return find_entry(BUY_RENT_ENTRY, lang, snapshot, text=ask.text)
 
 
 def _why_sections(ask: Ask, snapshot: Snapshot, lang: str) -> tuple[str, ...]:
@@ -240,6 +267,8 @@ def _explain(ask: Ask, *, snapshot: Snapshot, lang: str, now: datetime, previous
     workload = carries_workload(ask)
     result = _kb_match(ask, snapshot, lang)
     entry = result.entry if result is not None and result.status == "answer" else None
+    if entry is None:
+        entry = _buying_named_card(ask, snapshot, lang)
     if entry is not None and workload:
         return _advise(ask, snapshot=snapshot, lang=lang, now=now, previous=previous,
                        extra_sections=(knowledge_section(entry),))
