@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from bot.slack.guard import Reschedule
+from bot.slack.guard import Delivery, GuardedWebClient, Reschedule, delivering
 from bot.slack.retries import post_after_mark
 
 MESSAGE = {"response_type": "ephemeral", "text": "3× RTX 4090", "blocks": [{"type": "section",
@@ -33,6 +33,8 @@ class RawServer:
 
     def __init__(self, statuses: list[int]) -> None:
         self.statuses = statuses
+        self.reply_body = b"ok"
+        self.reply_headers = b""
         self.seen: list[Seen] = []
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
@@ -61,7 +63,9 @@ class RawServer:
                         break  # the client went away before its body was complete
                     seen.body += chunk
                 if len(seen.body) == length:
-                    conn.sendall(f"HTTP/1.1 {status} X\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok".encode())
+                    conn.sendall(f"HTTP/1.1 {status} X\r\nContent-Type: application/json; charset=utf-8\r\n"
+                                 f"Content-Length: {len(self.reply_body)}\r\nConnection: close\r\n".encode()
+                                 + self.reply_headers + b"\r\n" + self.reply_body)
                 seen.done.set()
 
     def connection(self, n: int) -> Seen:
@@ -119,3 +123,65 @@ def test_two_server_errors_are_returned() -> None:
     server = RawServer([502, 503])
     response = post_after_mark(server.url(), MESSAGE, ssl=None, mark=lambda: None)
     assert response.status_code == 503 and len(server.seen) == 2
+
+
+class _Delivery(Delivery):
+    """A job's delivery whose mark records what the server had received at that moment (no database)."""
+
+    def _mark(self) -> None:
+        if not self.marked:
+            first = self.server.connection(0)  # type: ignore[attr-defined]
+            self.seen_at_mark.append((first.headers_in.wait(5), first.body))  # type: ignore[attr-defined]
+            self.marked = True
+
+
+class _NoWait:
+    def reserve(self, key: str, rate: object) -> float:
+        return 0.0
+
+
+def _delivery(server: RawServer) -> _Delivery:
+    d = _Delivery(key="k", team_id="T1", worker_id="w", attempts=1, engine=None, limiter=_NoWait())  # type: ignore[arg-type]
+    d.server, d.seen_at_mark = server, []  # type: ignore[attr-defined]
+    return d
+
+
+def _client(server: RawServer) -> GuardedWebClient:
+    return GuardedWebClient(token="xoxb-test", base_url=f"http://127.0.0.1:{server.port}/api/", retry_handlers=[])
+
+
+def test_a_web_api_post_in_a_job_is_marked_when_only_its_body_is_left() -> None:
+    server = RawServer([200])
+    server.reply_body = b'{"ok": true, "ts": "1.2", "channel": "C1"}'
+    delivery = _delivery(server)
+    with delivering(delivery):
+        response = _client(server).chat_postMessage(channel="C1", text="3× RTX 4090")
+    assert response["ok"] is True and response["ts"] == "1.2"
+    assert delivery.seen_at_mark == [(True, b"")] and delivery.sent == 1  # type: ignore[attr-defined]
+    seen = server.connection(0)
+    assert seen.head.startswith(b"POST /api/chat.postMessage HTTP/1.1\r\n")
+    assert b"authorization: bearer xoxb-test" in seen.head.lower()
+    assert json.loads(seen.body) == {"channel": "C1", "text": "3× RTX 4090"}
+
+
+def test_a_429_to_a_web_api_post_re_schedules_the_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slack refused it: nothing was shown, the mark is undone and the job runs again after Retry-After."""
+    import knowledge.slack_requests
+
+    undone: list[str] = []
+    monkeypatch.setattr(knowledge.slack_requests, "undo_delivering", lambda engine, key, **_: undone.append(key))
+    server = RawServer([429])
+    server.reply_headers = b"Retry-After: 7\r\n"
+    delivery = _delivery(server)
+    with delivering(delivery), pytest.raises(Reschedule) as again:
+        _client(server).chat_postMessage(channel="C1", text="x")
+    assert again.value.delay_s == 7.0 and undone == ["k"] and delivery.sent == 0 and not delivery.marked
+
+
+def test_a_web_api_call_that_shows_nothing_new_is_not_marked() -> None:
+    server = RawServer([200])
+    server.reply_body = b'{"ok": true}'
+    delivery = _delivery(server)
+    with delivering(delivery):
+        _client(server).chat_update(channel="C1", ts="1.2", text="x")
+    assert delivery.seen_at_mark == [] and not delivery.marked  # type: ignore[attr-defined]

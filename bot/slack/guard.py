@@ -7,6 +7,7 @@ clock, tests of the listeners alone) there is no Delivery and calls go straight 
 
 from __future__ import annotations
 
+import io
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -15,6 +16,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.error import HTTPError
+from urllib.request import Request
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -127,6 +130,8 @@ def backoff_s(attempts: int, *, base_s: float = 1.0, cap_s: float = 60.0) -> flo
 
 
 _CURRENT: ContextVar[Delivery | None] = ContextVar("slack_delivery", default=None)
+# The mark a Web API call in a job still has to write (GuardedWebClient sets it around the call).
+_PENDING_MARK: ContextVar[Callable[[], None] | None] = ContextVar("slack_pending_mark", default=None)
 
 
 def current_delivery() -> Delivery | None:
@@ -179,7 +184,9 @@ class GuardedWebClient(WebClient):
         if delivery is None:
             return call()
         channel = next((str(p["channel"]) for p in (json, data, params) if p and p.get("channel")), None)
-        delivery.before_send(api_method, channel=channel)
+        delivery.reserve(api_method, channel=channel)
+        marks = api_method in CREATE_METHODS and not delivery.marked
+        pending = _PENDING_MARK.set((lambda: delivery.mark_for(api_method)) if marks else None)  # see below
         try:
             response = call()
         except SlackApiError as exc:
@@ -187,9 +194,34 @@ class GuardedWebClient(WebClient):
             if status == 429 or status >= 500:
                 delivery.refused(status, retry_after_of(exc.response))
             raise
+        finally:
+            _PENDING_MARK.reset(pending)
         if api_method in CREATE_METHODS:
             delivery.delivered()
         return response
+
+
+    def _perform_urllib_http_request_internal(self, url: str, req: Request) -> dict[str, Any]:
+        """slack_sdk's one exchange with Slack (each try of its retry loop). In a job, the request's mark is written
+        when only the body is left to send (bot.slack.marked_post); the reply is handed back as urllib's would be:
+        a dict for a 2xx/3xx, an HTTPError for 4xx/5xx, which slack_sdk's loop turns into retries or a response."""
+        mark = _PENDING_MARK.get()
+        if mark is None:
+            return super()._perform_urllib_http_request_internal(url, req)
+        if self.proxy is not None or not url.lower().startswith(("http://", "https://")):
+            mark()  # through a proxy, slack_sdk's own client: the mark just before it
+            return super()._perform_urllib_http_request_internal(url, req)
+        from bot.slack.marked_post import exchange
+
+        data = req.data if isinstance(req.data, bytes) else b""
+        reply = exchange(url, data, req.header_items(), mark=mark, ssl=self.ssl, timeout_s=self.timeout,
+                         method=req.get_method())
+        if reply.status >= 400:
+            raise HTTPError(url, reply.status, reply.reason, reply.headers, io.BytesIO(reply.body))
+        if reply.headers.get_content_type() == "application/gzip":
+            return {"status": reply.status, "headers": reply.headers, "body": reply.body}
+        charset = reply.headers.get_content_charset() or "utf-8"
+        return {"status": reply.status, "headers": reply.headers, "body": reply.body.decode(charset)}
 
 
 def guard_client(client: WebClient) -> GuardedWebClient:

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
 import random
 import time
 from collections.abc import Callable, Sequence
 from ssl import SSLContext
-from ssl import create_default_context as default_ssl_context
 from typing import Any
-from urllib.parse import urlsplit
 
 from slack_bolt import BoltContext, Respond
 from slack_bolt.context.respond.internals import _build_message
@@ -31,6 +28,7 @@ from slack_sdk.web.internal_utils import get_user_agent
 from slack_sdk.webhook.internal_utils import _build_body  # the body as WebhookClient sends it (no None, blocks as dicts)
 
 from bot.slack.guard import Delivery, GuardedWebClient, current_delivery, guard_client, retry_after_of
+from bot.slack.marked_post import exchange
 
 log = logging.getLogger(__name__)
 
@@ -108,45 +106,18 @@ SERVER_ERROR_PAUSE_S = 0.5  # before the one quick retry of a 5xx (slack_sdk's S
 
 def post_after_mark(url: str, message: dict[str, Any], *, ssl: SSLContext | None, mark: Callable[[], None],
                     timeout_s: float = RESPONSE_TIMEOUT_S) -> WebhookResponse:
-    """POST a message to a response URL with everything but its body sent before `mark()` runs.
-
-    The "delivering" mark says the message may be in Slack: a worker killed after it is never run again (a
-    second post would show the answer twice). So the connection is opened and the request line and headers
-    are sent first; a worker killed then leaves Slack an incomplete request, which shows nothing, and a
-    request that is only marked, then killed before its body left, loses its answer. Between the mark and the
-    body leaving there is now one `sendall` (~20 µs) instead of encoding the card, opening a connection and
-    sending the request (~0.55 ms with slack_sdk's WebhookClient, loopback, this host).
-    One 5xx is retried once after a short pause, as slack_sdk's ServerErrorRetryHandler did here.
-    """
+    """POST a message to a response URL, the "delivering" mark written when only its body is left to send
+    (bot.slack.marked_post). One 5xx is retried once after a short pause, as slack_sdk's ServerErrorRetryHandler
+    did here."""
     body = json.dumps(_build_body(message)).encode("utf-8")
-    parts = urlsplit(url)
-    target = parts.path + (f"?{parts.query}" if parts.query else "")
-    response: WebhookResponse | None = None
+    headers = (("Content-Type", "application/json;charset=utf-8"), ("User-Agent", USER_AGENT))
     for attempt in (1, 2):
-        if parts.scheme == "https":
-            conn: http.client.HTTPConnection = http.client.HTTPSConnection(
-                parts.hostname or "", parts.port, timeout=timeout_s, context=ssl or default_ssl_context())
-        else:
-            conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout_s)
-        try:
-            conn.putrequest("POST", target, skip_accept_encoding=True)
-            for name, value in (("Content-Type", "application/json;charset=utf-8"),
-                                ("Content-Length", str(len(body))), ("User-Agent", USER_AGENT)):
-                conn.putheader(name, value)
-            conn.endheaders()  # connects and sends the request line and headers
-            mark()
-            conn.send(body)
-            reply = conn.getresponse()
-            text = reply.read().decode("utf-8", "replace")
-            response = WebhookResponse(url=url, status_code=reply.status, body=text,
-                                       headers={k.lower(): v for k, v in reply.getheaders()})
-        finally:
-            conn.close()
-        if response.status_code < 500 or attempt == 2:
-            return response
+        reply = exchange(url, body, headers, mark=mark, ssl=ssl, timeout_s=timeout_s)
+        if reply.status < 500 or attempt == 2:
+            break
         time.sleep(SERVER_ERROR_PAUSE_S)
-    assert response is not None
-    return response
+    return WebhookResponse(url=url, status_code=reply.status, body=reply.body.decode("utf-8", "replace"),
+                           headers={k.lower(): v for k, v in reply.headers.items()})
 
 
 class RetryingRespond(Respond):
