@@ -185,3 +185,20 @@ def test_a_web_api_call_that_shows_nothing_new_is_not_marked() -> None:
     with delivering(delivery):
         _client(server).chat_update(channel="C1", ts="1.2", text="x")
     assert delivery.seen_at_mark == [] and not delivery.marked  # type: ignore[attr-defined]
+
+
+def test_slack_clients_of_workers_and_the_clock_share_one_tls_context() -> None:
+    """urllib and http.client make a new default context, reading the CA bundle, for every connection when none
+    is given; the worker's clients and the scheduler's get the process's one (bot.tls)."""
+    from slack_sdk import WebClient
+
+    from bot.digest.scheduler import SchedulerConfig, make_client
+    from bot.slack.guard import guard_client
+    from bot.tls import slack_tls_context
+
+    shared = slack_tls_context()
+    first, second = guard_client(WebClient(token="xoxb-1")), guard_client(WebClient(token="xoxb-2"))
+    assert first.ssl is shared and second.ssl is shared
+    assert make_client("xoxb-3", SchedulerConfig(api_url="http://127.0.0.1:9/api/")).ssl is shared
+    own = slack_tls_context.__wrapped__()  # a context someone configured on purpose is kept
+    assert guard_client(WebClient(token="xoxb-4", ssl=own)).ssl is own

@@ -157,7 +157,9 @@ def make_client(token: str, cfg: SchedulerConfig) -> WebClient:
     from slack_sdk import WebClient
     from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
-    return WebClient(token=token, base_url=cfg.api_url, timeout=cfg.timeout_s,
+    from bot.tls import slack_tls_context
+
+    return WebClient(token=token, base_url=cfg.api_url, timeout=cfg.timeout_s, ssl=slack_tls_context(),
                      retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=5)])
 
 

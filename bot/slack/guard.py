@@ -25,6 +25,7 @@ from slack_sdk.web import SlackResponse
 from sqlalchemy import Engine
 
 from bot.slack.ratelimit import Limiter, channel_rate, method_rate
+from bot.tls import slack_tls_context
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +230,8 @@ def guard_client(client: WebClient) -> GuardedWebClient:
     from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
 
     return GuardedWebClient(
-        token=client.token, base_url=client.base_url, timeout=client.timeout, ssl=client.ssl, proxy=client.proxy,
+        token=client.token, base_url=client.base_url, timeout=client.timeout, ssl=client.ssl or slack_tls_context(),
+        proxy=client.proxy,
         headers=client.headers, team_id=getattr(client, "team_id", None), logger=client.logger,
         # No 429 handler (a 429 re-schedules the job instead of sleeping in it) and no connection-error
         # retry (a post that reached Slack must not be sent again); one quick retry of a 5xx.

@@ -18,8 +18,10 @@ import http.client
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from email.message import Message
-from ssl import SSLContext, create_default_context
+from ssl import SSLContext
 from urllib.parse import urlsplit
+
+from bot.tls import slack_tls_context
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +41,7 @@ def exchange(url: str, body: bytes, headers: Iterable[tuple[str, str]], *, mark:
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     if parts.scheme == "https":
         conn: http.client.HTTPConnection = http.client.HTTPSConnection(
-            parts.hostname or "", parts.port, timeout=timeout_s, context=ssl or create_default_context())
+            parts.hostname or "", parts.port, timeout=timeout_s, context=ssl or slack_tls_context())
     elif parts.scheme == "http":
         conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout_s)
     else:

@@ -29,6 +29,7 @@ from slack_sdk.webhook.internal_utils import _build_body  # the body as WebhookC
 
 from bot.slack.guard import Delivery, GuardedWebClient, current_delivery, guard_client, retry_after_of
 from bot.slack.marked_post import exchange
+from bot.tls import slack_tls_context
 
 log = logging.getLogger(__name__)
 
@@ -183,7 +184,9 @@ def use_retrying_respond(context: BoltContext, next: Callable[[], object]) -> ob
     """Global middleware: every listener's `respond` retries (set before lazy listeners copy the context);
     in an answer worker the Web API client is the guarded one (bot.slack.guard)."""
     if context.response_url:
-        respond = RetryingRespond(response_url=context.response_url, proxy=context.client.proxy, ssl=context.client.ssl)
+        in_job = current_delivery() is not None  # a worker posts answers: one TLS context for all (bot.tls)
+        respond = RetryingRespond(response_url=context.response_url, proxy=context.client.proxy,
+                                  ssl=context.client.ssl or (slack_tls_context() if in_job else None))
         respond.channel_id = context.channel_id
         context["respond"] = respond
     if current_delivery() is not None and not isinstance(context.client, GuardedWebClient):
