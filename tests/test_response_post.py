@@ -202,3 +202,13 @@ def test_slack_clients_of_workers_and_the_clock_share_one_tls_context() -> None:
     assert make_client("xoxb-3", SchedulerConfig(api_url="http://127.0.0.1:9/api/")).ssl is shared
     own = slack_tls_context.__wrapped__()  # a context someone configured on purpose is kept
     assert guard_client(WebClient(token="xoxb-4", ssl=own)).ssl is own
+
+
+def test_the_tls_bench_posts_over_verified_https() -> None:
+    """bot.bench.tls_load: its calls reach a local HTTPS Slack through certificate verification (a default
+    context trusting the system's CAs plus the bench's own), both ways; figures only, no timing asserted."""
+    from bot.bench.tls_load import time_calls
+
+    timing = time_calls(4)
+    assert timing["calls"] == 8 and timing["bundle_certificates"] >= 1
+    assert timing["new_context_ms_p50"] > 0 and timing["shared_context_ms_p50"] > 0
