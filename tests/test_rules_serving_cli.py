@@ -79,3 +79,28 @@ def test_flag_help_lists_every_accepted_value():
     for dest, names in (("quantization", WEIGHT_FORMATS), ("kv_cache_dtype", KV_CACHE_DTYPES), ("engine", ENGINES)):
         listed = {n.strip() for n in helps[dest].split(":", 1)[1].split(",")}
         assert listed == set(names), dest
+
+
+# "How many 4090s ...?": the GPU is named, its count is the question. Llama 3 70B (80 layers, 8 KV heads of 128,
+# meta-llama/Meta-Llama-3-70B config.json) in AWQ 4-bit is ~35 GiB of weights (70.6e9 x 4.25 bits) and its KV
+# cache 0.3125 MiB per token (2 x 80 x 8 x 128 x 2 B); 20 users at 2k tokens or more add >= 12.5 GiB. On two
+# cards that is >= 17.5 + 6.25 GiB per card, over a 4090's ~22 GiB usable; four cards (tensor parallelism must
+# divide the 64 heads: 1, 2, 4, 8) hold it. Before, the answer opened with "No" for one card.
+HOW_MANY = [("en", "how many 4090s to serve llama 3 70b to 20 users?"),
+            ("zh-Hans", "给20个用户部署Llama 3 70B需要几张4090？")]
+
+
+@pytest.mark.parametrize(("language", "question"), HOW_MANY, ids=[lang for lang, _ in HOW_MANY])
+def test_how_many_of_a_named_card_is_answered_with_the_count(snapshot, language, question):
+    from datetime import UTC, datetime
+
+    from bot.answer.pipeline import answer
+    from bot.parse import parse
+    from rules.serialize import verdict_to_json
+
+    assert parse(question, snapshot=snapshot).gpu_count is None  # the parser leaves the count open
+    reply = answer(question, snapshot=snapshot, now=datetime(2026, 11, 26, tzinfo=UTC))
+    assert reply.language == language and reply.verdict is not None
+    pinned = verdict_to_json(reply.verdict, snapshot.gpus)["pinned"]
+    assert (pinned["gpu"]["id"], pinned["count"], pinned["fits"]) == ("rtx-4090", 4, True)
+    assert "4× GeForce RTX 4090" in reply.text[:400]  # the verdict the card opens with

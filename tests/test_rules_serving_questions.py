@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -96,6 +97,13 @@ def check(row: dict[str, Any]) -> list[tuple[str, bool]]:
         if wanted is None or not found or pinned is None:
             continue
         out.append((f"fits_{key}", any(found) if wanted else not any(found)))
+    want = expect.get("min_gpus")
+    if want and want["gpu"] in GPUS:  # "how many H200 ...?": the named card, its count the question
+        stated = "fp8" if "fp8" in row["text"].lower() else None  # the precision the question names
+        open_count = replace(workload, gpu=want["gpu"], gpus=None, quantization=stated)
+        found_count = evaluate(open_count, gpus=GPUS, offers_by_gpu=offers_for(GPUS), providers=providers(),
+                               tables=tables()).pinned
+        out.append(("min_gpus", found_count is not None and found_count.fits and found_count.count == want["count"]))
     return out
 
 
@@ -116,4 +124,5 @@ def test_serving_verdicts_agree_with_the_derived_answers(capsys: pytest.CaptureF
               f"{sum(ok for _, w, ok in checked if not w.startswith('fits_'))}/{len(checked) - len(fits)}")
     assert len(fits) >= 40
     assert agreed / len(fits) >= AGREEMENT_FLOOR
-    assert all(ok for _, what, ok in checked if what in ("method", "kv_per_1k"))
+    assert all(ok for _, what, ok in checked if what in ("method", "kv_per_1k", "min_gpus"))
+    assert sum(1 for _, what, _ in checked if what == "min_gpus") == 8  # the eight "how many ...?" rows

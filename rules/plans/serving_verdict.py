@@ -76,6 +76,18 @@ def fit_matrix(space: ServingSpace, gpu: GpuSpec, count: int) -> tuple[Precision
     return tuple(out)
 
 
+def fewest_cards(space: ServingSpace, gpu: GpuSpec) -> int:
+    """The named GPU's count when the count is the question ("how many 4090s to serve 70B?"; the parser reads a
+    GPU named without a count, not asked about, as one card): the fewest of these cards that hold the model and
+    its cache, else the most this card may be used at (the answer is then no, even at that count)."""
+    counts = SERVING_COUNTS + MULTINODE_COUNTS
+    found = fit_serving(gpu, space, counts)
+    if isinstance(found, ServingPlan):
+        return found.setup.gpus
+    allowed = space.valid_counts(gpu, space.engine(gpu), counts)
+    return allowed[-1] if allowed else 1
+
+
 def evaluate_pinned(space: ServingSpace, gpu: GpuSpec, count: int) -> tuple[Pinned, ServingPlan, list[Finding]]:
     """Exactly the named hardware: the least-quantised precision that fits, else the smallest with offload.
     A card count tensor parallelism cannot use (3 cards for 64 heads) is served by llama.cpp's layer split."""
@@ -191,7 +203,8 @@ def evaluate_serving(workload: Workload, method: str, shape: Shape, findings: li
     ranked = rank_serving(scored, objective_for(workload))
     pinned = pinned_plan = pinned_scored = None
     if pinned_gpu is not None:
-        pinned, pinned_plan, extra = evaluate_pinned(space, pinned_gpu, workload.gpus or 1)
+        count = workload.gpus or fewest_cards(space, pinned_gpu)
+        pinned, pinned_plan, extra = evaluate_pinned(space, pinned_gpu, count)
         findings += extra
         if not pinned.fits:
             findings += one_card(scored)
