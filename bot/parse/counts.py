@@ -69,6 +69,16 @@ def _asked(text: str, found: GpuFound, questions: tuple[str, ...]) -> bool:
     """Whether a "how many" word stands next to a GPU: then the count is what the user asks for."""
     if not has_any(text, questions):
         return False
-    return any(
-        has_any(text[max(0, start - QUESTION_WINDOW) : end + QUESTION_WINDOW], questions) for start, end in found.spans
-    )
+    # Each phrase's places in the text; one that ends or starts within the window of a GPU span counts, however
+    # long it is ("bao nhiêu card 3090": the 14-character phrase ends right before the GPU).
+    places = [(at, at + len(q)) for q in questions if q in text for at in _occurrences(text, q)]
+    return any(q_end >= start - QUESTION_WINDOW and q_start <= end + QUESTION_WINDOW
+               for q_start, q_end in places for start, end in found.spans)
+
+
+def _occurrences(text: str, phrase: str) -> list[int]:
+    found, at = [], text.find(phrase)
+    while at >= 0:
+        found.append(at)
+        at = text.find(phrase, at + 1)
+    return found
