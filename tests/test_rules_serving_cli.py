@@ -104,3 +104,23 @@ def test_how_many_of_a_named_card_is_answered_with_the_count(snapshot, language,
     pinned = verdict_to_json(reply.verdict, snapshot.gpus)["pinned"]
     assert (pinned["gpu"]["id"], pinned["count"], pinned["fits"]) == ("rtx-4090", 4, True)
     assert "4× GeForce RTX 4090" in reply.text[:400]  # the verdict the card opens with
+
+
+@pytest.mark.parametrize("question", ["can my macbook pro m3 max 36gb run mixtral?",
+                                      "can I run mixtral on my rtx 4090 laptop?"])
+def test_a_one_gpu_machine_is_never_told_to_add_cards(snapshot, question):
+    """A Mac (unified memory) or a laptop has one GPU: 'with 2x Apple M3 Max it fits' is no advice."""
+    from datetime import UTC, datetime
+
+    from bot.answer.pipeline import answer
+    from rules.plans.serving import valid_counts
+    from rules.workload.shapes import typical_shape
+
+    reply = answer(question, snapshot=snapshot, now=datetime(2026, 11, 26, tzinfo=UTC))
+    assert reply.verdict is not None and reply.verdict.pinned is not None
+    gpu = snapshot.gpus[reply.verdict.pinned.gpu]
+    assert gpu.unified_memory or gpu.laptop
+    assert reply.verdict.pinned.count == 1 and not reply.verdict.pinned.fits
+    assert "pinned.more_gpus" not in {f.code for f in reply.verdict.findings}
+    assert all(o.gpu_id != gpu.id or o.count == 1 for o in reply.verdict.options)
+    assert valid_counts(gpu, typical_shape(8.0), "llama.cpp", (1, 2, 4, 8)) == (1,)

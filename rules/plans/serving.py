@@ -75,8 +75,8 @@ class ServingSpace:
         return found
 
     def valid_counts(self, gpu: GpuSpec, engine: str, counts: tuple[int, ...]) -> tuple[int, ...]:
-        """`valid_counts` for this shape: it reads the GPU's segment and multi-node fabric only."""
-        key = (engine, gpu.segment, bool(gpu.multinode_fabric), counts)
+        """`valid_counts` for this shape: it reads the GPU's segment, multi-node fabric and one-GPU machines only."""
+        key = (engine, gpu.segment, bool(gpu.multinode_fabric), bool(gpu.unified_memory or gpu.laptop), counts)
         found = self._counts.get(key)
         if found is None:
             found = self._counts[key] = valid_counts(gpu, self.shape, engine, counts)
@@ -137,10 +137,14 @@ class ServingSpace:
 def valid_counts(gpu: GpuSpec, shape: Shape, engine: str, counts: Sequence[int]) -> tuple[int, ...]:
     """Counts this card may serve at: tensor parallelism must divide the attention heads (vLLM
     ModelConfig.verify_with_parallel_config: num_attention_heads % tensor_parallel_size == 0) and the KV
-    heads or be a multiple of them; more than one node only on datacenter GPUs with a cluster fabric."""
+    heads or be a multiple of them; more than one node only on datacenter GPUs with a cluster fabric. An
+    Apple-silicon Mac or a laptop has one GPU: "2x M3 Max" is not a machine anyone can buy or rent."""
     out = []
+    single = bool(gpu.unified_memory or gpu.laptop)
     for count in counts:
         if count > GPUS_PER_NODE and (gpu.segment == "consumer" or not gpu.multinode_fabric):
+            continue
+        if count > 1 and single:
             continue
         tp = min(count, GPUS_PER_NODE)
         if engine in PAGED_ENGINES and tp > 1:
