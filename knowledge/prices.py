@@ -200,8 +200,8 @@ def write_rows(engine: Engine, report: ImportReport, rows: list[PriceRow], provi
         report.current = all(mine > _rank(b, as_utc(at), i) for i, b, at in feed_runs) if full else True
         run.current = report.current
         observed = offers + [
-            PriceRow(r.provider_id, f"{r.gpu_count}x {r.gpu_id} (marketplace p10)", r.gpu_id, r.gpu_count, "any", r.tier,
-                     p10, r.market)
+            PriceRow(r.provider_id, f"{r.gpu_count}x {r.gpu_id} {price_series.P10_MARK}", r.gpu_id, r.gpu_count, "any",
+                     r.tier, p10, r.market)
             for r, p10, _ in summarised
         ]
         obs = [_observation(run, r, report) for r in observed]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping
 from datetime import datetime
@@ -80,14 +81,21 @@ def _cues(ask: Ask) -> set[str]:
     from bot.parse.vocabulary import load_vocabulary
 
     text, _ = clean_text(ask.text)  # the parser matches its cue phrases on this normalised text
-    table = load_vocabulary().intents
-    found = table.find(text)
+    found = load_vocabulary().intents.find(text)
     cues = {cue for cue, _, _ in found}
     if "explain" in cues and "buy" not in cues:
-        buys = [phrase for phrase, cue in table.values.items() if cue == "buy"]
+        buys = _buy_phrases()
         if any(cue == "explain" and any(b in text[start:end] for b in buys) for cue, start, end in found):
             cues.add("buy")
     return cues
+
+
+@functools.cache
+def _buy_phrases() -> tuple[str, ...]:
+    """The lexicons' buying words, every language (read once: the vocabulary does not change while running)."""
+    from bot.parse.vocabulary import load_vocabulary
+
+    return tuple(phrase for phrase, cue in load_vocabulary().intents.values.items() if cue == "buy")
 
 
 BUY_RENT_ENTRY = "cost.buy-vs-rent"

@@ -64,14 +64,14 @@ class Delivery:
     sleep: Callable[[float], None] = time.sleep
     events: list[str] = field(default_factory=list)  # what happened, for the job's log line
 
-    def before_send(self, method: str, *, channel: str | None, public: bool = False) -> None:
-        """Wait for (or reserve) the slots this call needs, then mark the first message as leaving."""
-        self.reserve(method, channel=channel, public=public)
-        self.mark_for(method)
+    def will_mark(self, method: str) -> bool:
+        """Whether this call shows the user something new and the request is not marked "delivering" yet."""
+        return not self.marked and (method in CREATE_METHODS or method == "response_url")
 
     def mark_for(self, method: str) -> None:
-        """Mark the request "delivering" if this call shows the user something new (once per request)."""
-        if method in CREATE_METHODS or method == "response_url":
+        """Mark the request "delivering" if this call shows the user something new (once per request). Callers
+        reserve the call's slots first (`reserve`), then mark when only the body is left (bot.slack.marked_post)."""
+        if self.will_mark(method):
             self._mark()
 
     def reserve(self, method: str, *, channel: str | None, public: bool = False) -> None:
@@ -186,7 +186,7 @@ class GuardedWebClient(WebClient):
             return call()
         channel = next((str(p["channel"]) for p in (json, data, params) if p and p.get("channel")), None)
         delivery.reserve(api_method, channel=channel)
-        marks = api_method in CREATE_METHODS and not delivery.marked
+        marks = delivery.will_mark(api_method)
         pending = _PENDING_MARK.set((lambda: delivery.mark_for(api_method)) if marks else None)  # see below
         try:
             response = call()
@@ -200,7 +200,6 @@ class GuardedWebClient(WebClient):
         if api_method in CREATE_METHODS:
             delivery.delivered()
         return response
-
 
     def _perform_urllib_http_request_internal(self, url: str, req: Request) -> dict[str, Any]:
         """slack_sdk's one exchange with Slack (each try of its retry loop). In a job, the request's mark is written
@@ -231,8 +230,7 @@ def guard_client(client: WebClient) -> GuardedWebClient:
 
     return GuardedWebClient(
         token=client.token, base_url=client.base_url, timeout=client.timeout, ssl=client.ssl or slack_tls_context(),
-        proxy=client.proxy,
-        headers=client.headers, team_id=getattr(client, "team_id", None), logger=client.logger,
+        proxy=client.proxy, headers=client.headers, team_id=getattr(client, "team_id", None), logger=client.logger,
         # No 429 handler (a 429 re-schedules the job instead of sleeping in it) and no connection-error
         # retry (a post that reached Slack must not be sent again); one quick retry of a 5xx.
         retry_handlers=[ServerErrorRetryHandler(max_retry_count=1)],
