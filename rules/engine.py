@@ -10,7 +10,7 @@ from rules.market.ownership import ownership_findings
 from rules.memory.parts import on_basis
 from rules.memory.diffusion import DEFAULT_VIDEO_FRAMES, default_resolution, find_diffusion_model
 from rules.plans.explain import switch_findings
-from rules.plans.fit import CandidateSpace, counts_for, usable_gib
+from rules.plans.fit import CandidateSpace, counts_for, margin_numbers
 from rules.plans.guidance import guidance_findings
 from rules.plans.notable import notable_rejects
 from rules.plans.constraints import apply_constraints, decided_by
@@ -130,17 +130,17 @@ def pinned_finding(gpu_id: str, search_result: Search, gpus: Mapping[str, GpuSpe
     """A direct yes/no for the GPU (and count) the user named, with its per-GPU need and what a plan may use of
     the card (`usable_gib`: the VRAM less the headroom kept free as safety margin)."""
     fit = search_result.fits[gpu_id]
-    usable = round(usable_gib(gpus[gpu_id], headroom), 1)
+    usable = margin_numbers(gpus[gpu_id], headroom)
     if fit.candidate is not None:
         estimate = fit.candidate.estimate
         return Finding("fit.pinned", "pass", {
             "gpu": gpu_id, "gpus": fit.candidate.count, "needed_gib": round(estimate.per_gpu_gib, 1),
-            "has_gib": gpus[gpu_id].vram_gb, "usable_gib": usable, "switches": ",".join(fit.candidate.switches)})
+            "has_gib": gpus[gpu_id].vram_gb, **usable, "switches": ",".join(fit.candidate.switches)})
     assert fit.rejection is not None
     numbers = fit.rejection.numbers
     return Finding("fit.pinned", "fail", {
         "gpu": gpu_id, "gpus": numbers["gpus"], "needed_gib": numbers["needed_gib"],
-        "has_gib": numbers["has_gib"], "usable_gib": usable, "reason": fit.rejection.code})
+        "has_gib": numbers["has_gib"], **usable, "reason": fit.rejection.code})
 
 
 def pinned_of(gpu_id: str, search_result: Search, gpus: Mapping[str, GpuSpec], space: CandidateSpace) -> Pinned:
@@ -210,7 +210,11 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     trainable = training_pool(gpus)
     pool = {pinned_gpu: gpus[pinned_gpu]} if pinned_gpu else trainable
     hours_known = bool(work.tokens or work.samples)
-    found = search(pool, space, counts, work, offers_by_gpu, shape, tables, providers, offer_book)
+    # A Mac is planned with what its frameworks offer (rules.plans.switches.UNIFIED_UNAVAILABLE).
+    unified = pinned_gpu is not None and gpus[pinned_gpu].unified_memory
+    pinned_space = CandidateSpace(work, shape, method, 0.1 if shape.assumed else 0.0, family,
+                                  unified=True) if unified else space
+    found = search(pool, pinned_space, counts, work, offers_by_gpu, shape, tables, providers, offer_book)
     constrained = apply_constraints(found.scored, work)
     ranked = rank_scored(constrained.kept, objective, hours_known)
     if pinned_gpu is not None or (workload.gpus and not ranked):
@@ -225,8 +229,11 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     pinned = None
     if pinned_gpu is not None:
         findings.append(pinned_finding(pinned_gpu, found, gpus, tables.headroom_fraction))
-        pinned = pinned_of(pinned_gpu, found, gpus, space)
-    top = tuple(shown_option(s, gpus[s.gpu_id], space, shape, work, tables, offers_by_gpu.get(s.gpu_id, ()))
+        pinned = pinned_of(pinned_gpu, found, gpus, pinned_space)
+        if unified:
+            findings.append(Finding("training.unified", "info", {"gpu": pinned_gpu}))
+    top = tuple(shown_option(s, gpus[s.gpu_id], pinned_space if s.gpu_id == pinned_gpu else space, shape, work,
+                             tables, offers_by_gpu.get(s.gpu_id, ()))
                 for s in shown[:TOP_OPTIONS])
     reference = space.candidate(counts[0], ())
     chosen = space.candidate(top[0].count, top[0].switches).setup if top else reference.setup

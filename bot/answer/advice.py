@@ -127,7 +127,7 @@ def fit_lines_for(workload: Workload, gpu_ids: tuple[str, ...],
         vram, usable = _usable_memory(verdict, snapshot.gpus[gpu_id])
         if option is not None and (pinned is None or pinned.outcome == "pass"):
             lines.append(FitLine(name, option.count, option.memory.per_gpu_gib, option.hours, option.cost_usd,
-                                 vram_gb=vram, usable_gib=usable))
+                                 vram_gb=vram, usable_gib=usable, gpu_share=_gpu_share(snapshot.gpus[gpu_id])))
             contenders.append(Contender(gpu_id, option.count, option.hours, option.cost_usd))
             if not sized and option.hours is not None:
                 assumed_samples = DEFAULT_SAMPLES
@@ -135,7 +135,7 @@ def fit_lines_for(workload: Workload, gpu_ids: tuple[str, ...],
         rejection = next((r for r in verdict.rejected if r.gpu_id == gpu_id), None)
         lines.append(FitLine(name, reason_code=rejection.code if rejection else "other",
                              reason_numbers=dict(rejection.numbers) if rejection else {}, vram_gb=vram,
-                             usable_gib=usable))
+                             usable_gib=usable, gpu_share=_gpu_share(snapshot.gpus[gpu_id])))
         contenders.append(Contender(gpu_id, None))
     return summary, tuple(lines), tuple(contenders), assumed_samples
 
@@ -150,6 +150,10 @@ def _usable_memory(verdict: Verdict, gpu: GpuSpec) -> tuple[float, float | None]
     from rules.plans.fit import usable_gib
 
     return gpu.vram_gb, round(usable_gib(gpu, load_rule_tables().headroom_fraction), 1)
+
+
+def _gpu_share(gpu: GpuSpec) -> float | None:
+    return gpu.gpu_usable_fraction if gpu.unified_memory else None
 
 
 def knowledge_section(entry: KbAnswer) -> str:

@@ -169,7 +169,12 @@ def with_margin(sentence: str, numbers: Mapping[str, Any], f: Formatter) -> str:
         return sentence
     if isinstance(needed, (int, float)) and needed > has:
         return sentence  # more than the whole card: the margin explains nothing
-    note = f.messages.text("fit.margin_note", usable=f.gib(float(usable)), margin=f.gib(float(has) - float(usable)))
+    share = numbers.get("gpu_share")
+    if isinstance(share, (int, float)):  # a Mac: what macOS lets the GPU wire, not a margin kept free
+        note = f.messages.text("fit.unified_note", usable=f.gib(float(usable)), share=f.percent(float(share)))
+    else:
+        note = f.messages.text("fit.margin_note", usable=f.gib(float(usable)),
+                               margin=f.gib(float(has) - float(usable)))
     end = sentence.rstrip()
     stop = end[-1] if end and end[-1] in ".。" else ""
     space = "" if note.startswith("（") else " "

@@ -19,6 +19,9 @@ def fit_lines(lines: Sequence[FitLine], f: Formatter) -> list[str]:
                           cost=f.money(line.cost_usd))
             if margin is None:
                 out.append(f.messages.text("compare.fit.yes", **values))
+            elif line.gpu_share is not None:  # a Mac: the rest is what macOS keeps for itself, not a margin
+                out.append(f.messages.text("compare.fit.yes.unified", **values, **margin,
+                                           share=f.percent(line.gpu_share)))
             else:
                 out.append(f.messages.text("compare.fit.yes.margin", **values, **margin))
             continue

@@ -55,6 +55,7 @@ class FitLine:
     reason_numbers: Mapping[str, Any] | None = None
     vram_gb: float | None = None  # the card's memory, and what a plan may use of it: the rest is the safety margin
     usable_gib: float | None = None
+    gpu_share: float | None = None  # a Mac: the share of unified memory macOS lets the GPU use (the rest is not a margin)
 
 
 @dataclass(frozen=True, slots=True)

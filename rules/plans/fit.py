@@ -114,11 +114,14 @@ class FitTable(Mapping[str, Fit]):
 class CandidateSpace:
     """Memory estimates per (count, switches), computed once per workload and shared by all GPUs."""
 
-    def __init__(self, workload: Workload, shape: Shape, method: str, widen: float, family: str = "llm") -> None:
+    def __init__(self, workload: Workload, shape: Shape, method: str, widen: float, family: str = "llm", *,
+                 unified: bool = False) -> None:
+        """`unified`: plans for Apple silicon, without the savers its frameworks lack (UNIFIED_UNAVAILABLE)."""
         self._workload, self._shape, self._method, self._widen = workload, shape, method, widen
         self._family = family
         self._preset = find_diffusion_model(workload.model, workload.params_b) if family == "diffusion" else None
-        self._permission = permission_for(workload)
+        self._permission = permission_for(workload, unified=unified)
+        self.unified = unified
         self._cache: dict[tuple[int, tuple[str, ...]], Candidate] = {}
         self._ladders: dict[int, list[tuple[str, ...]]] = {}
         self._bases: dict[int, Setup] = {}
@@ -265,8 +268,20 @@ def counts_for(workload: Workload, method: str) -> tuple[int, ...]:
 
 
 def usable_gib(gpu: GpuSpec, headroom_fraction: float) -> float:
-    """Catalog VRAM as marketed ("80 GB" HBM = 80 GiB) minus the headroom kept free."""
+    """Catalog VRAM as marketed ("80 GB" HBM = 80 GiB) minus the headroom kept free; on Apple silicon the share
+    of unified memory macOS lets the GPU wire (`gpu_usable_fraction`, knowledge/data/SOURCES.md), as serving uses."""
+    if gpu.unified_memory:
+        return gpu.vram_gb * gpu.gpu_usable_fraction
     return gpu.vram_gb * (1.0 - headroom_fraction)
+
+
+def margin_numbers(gpu: GpuSpec, headroom_fraction: float) -> dict[str, float | int | str]:
+    """What a plan may use of the card (`usable_gib`) and, on a Mac, the share macOS gives the GPU (`gpu_share`,
+    a fraction): the renderer names the rest as the safety margin, or as what macOS keeps."""
+    out: dict[str, float | int | str] = {"usable_gib": round(usable_gib(gpu, headroom_fraction), 1)}
+    if gpu.unified_memory:
+        out["gpu_share"] = gpu.gpu_usable_fraction
+    return out
 
 
 def usable_counts(gpu: GpuSpec, counts: tuple[int, ...]) -> tuple[int, ...]:
@@ -296,7 +311,7 @@ def fit_gpu(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headro
 def fit_outcome(gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...], headroom: float,
                 host_ram_gib: float) -> FitOutcome:
     """`fit_gpu`'s GPU-independent result, memoised per space by what the search reads of the GPU."""
-    key = (gpu.vram_gb, headroom, gpu.segment, bool(gpu.multinode_fabric), counts, host_ram_gib)
+    key = (usable_gib(gpu, headroom), headroom, gpu.segment, bool(gpu.multinode_fabric), counts, host_ram_gib)
     outcome = space.fits.get(key)
     if outcome is None:
         outcome = space.fits[key] = _search_fit(gpu, space, counts, headroom, host_ram_gib)
@@ -307,7 +322,7 @@ def rejection_of(gpu: GpuSpec, outcome: FitOutcome, counts: tuple[int, ...], hea
     """Why `gpu` got no plan (an outcome without a candidate), with the need against what the card has."""
     numbers: dict[str, float | int | str] = {
         "needed_gib": outcome.needed_gib, "has_gib": gpu.vram_gb, "gpus": outcome.most_gpus, "max_gpus_tried": counts[-1],
-        "usable_gib": round(usable_gib(gpu, headroom), 1),  # what a plan may fill: the rest is the safety margin
+        **margin_numbers(gpu, headroom),  # what a plan may fill: the rest is the safety margin
     }
     return Rejection(gpu.id, outcome.code, numbers)
 

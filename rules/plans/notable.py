@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from rules.plans.fit import usable_gib
+from rules.plans.fit import margin_numbers
 from rules.plans.search import Search
 from rules.tables import RuleTables
 from rules.types import GpuSpec
@@ -26,7 +26,7 @@ def _more_gpus(gpu_id: str, found: Search, top: Sequence[Option], gpus: Mapping[
         return None  # only "does it fit one card?" makes this worth a line
     return Rejection(gpu_id, "fit.needs_more_gpus", {
         "needed_gib": fit.need_gib, "has_gib": gpus[gpu_id].vram_gb, "gpus": fit.candidate.count,
-        "usable_gib": round(usable_gib(gpus[gpu_id], headroom), 1)})
+        **margin_numbers(gpus[gpu_id], headroom)})
 
 
 def notable_rejects(rejections: Sequence[Rejection], found: Search, top: Sequence[Option], pinned: str | None,

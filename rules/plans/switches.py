@@ -67,6 +67,12 @@ SWITCH_FRAMEWORKS: dict[str, tuple[str, ...] | None] = {
 # Context parallelism pays for its ring communication only when activations dominate: torchtitan turns
 # it on from 64k tokens per sequence (Table 2: FSDP 4 x CP 2 at 65,536); one GPU holds 32k with FSDP alone.
 CONTEXT_PARALLEL_MIN_SEQ = 32_768
+# On Apple silicon (unified memory) training runs through MLX (mlx-lm: LoRA, QLoRA on a 4-bit model and full
+# fine-tuning, mlx-lm LORA.md) or PyTorch on MPS. Not there: bitsandbytes' 8-bit and paged optimizers (CUDA
+# kernels), Liger's fused chunked loss (Triton kernels) and torchtune's fused optimizer step, and offloading
+# to "host" RAM is the same memory the GPU already uses (activation, CPU and NVMe offload gain nothing).
+UNIFIED_UNAVAILABLE = frozenset({"8bit_optimizer", "paged_optimizer", "chunked_loss", "optimizer_in_backward",
+                                 "activation_offload", "offload", "nvme_offload"})
 _FULL = ("full", "pretrain")
 _CHEAP_LOSSES = ("chunked", "fused", "bf16_inplace", "cce")
 
@@ -79,11 +85,11 @@ class Permission:
     framework_named: bool
 
 
-def permission_for(workload: Workload) -> Permission:
+def permission_for(workload: Workload, *, unified: bool = False) -> Permission:
     """Savers the planner may turn on without being asked: those whose input the user did not give.
 
     QLoRA changes the base model's precision, so it needs the user's consent (allowed_switches);
-    offload is open unless the user said `offload=False`.
+    offload is open unless the user said `offload=False`. `unified`: a Mac, where UNIFIED_UNAVAILABLE are not.
     """
     open_: set[str] = set(workload.allowed_switches)
     if workload.grad_checkpointing is None:
@@ -103,6 +109,8 @@ def permission_for(workload: Workload) -> Permission:
     open_.add("context_parallel")  # applies only on more than one GPU (a count the user fixed is kept)
     if workload.offload is not False:
         open_ |= set(OFFLOAD_ORDER)
+    if unified:
+        open_ -= UNIFIED_UNAVAILABLE
     return Permission(frozenset(open_), workload.framework is not None)
 
 
