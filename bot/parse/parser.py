@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 import re
+from dataclasses import replace
 from collections.abc import Mapping
 from types import MappingProxyType
 from collections.abc import Callable
@@ -55,6 +55,22 @@ def parse(text: str, *, snapshot: Snapshot) -> Ask:
         log.exception("parse failed on a %d-character message", len(text) if isinstance(text, str) else -1)
         return Ask(intent="help", language="en", text=text if isinstance(text, str) else "",
                    ignored=("the whole message (it could not be read)",))
+
+
+# GPU time bought by the hour: an hour word right after a named GPU ("H100 hours", "A100-Stunden") or right
+# before it with a preposition ("hours on an H100", "horas de H100", "heures de H100"). Only these Latin
+# forms: in Chinese, Japanese, Korean and Vietnamese the hour words also mean "a long time" or "now"
+# (长时间, 長時間, bây giờ) next to a card someone buys.
+_HOURS_AFTER = re.compile(r"(?:s|'s)?[\s-]*(?:gpu[\s-]*)?(?:hours?|hrs|stunden?)(?![a-z])")
+_HOURS_BEFORE = re.compile(r"(?<![a-z])(?:gpu[\s-]*)?(?:hours?|hrs|horas?|heures?|stunden?)\s+"
+                           r"(?:of|on|de|d'|en|sur|auf|mit)\s*(?:an?|une?|la|el|einer?|d'une?)?\s*$")
+
+
+def _hours_of_a_gpu(text: str, spans: tuple[tuple[int, int], ...]) -> bool:
+    """Whether a named GPU is bought as hours of it (renting), not as a card."""
+    lowered = text.lower()
+    return any(_HOURS_AFTER.match(lowered, end) or _HOURS_BEFORE.search(lowered[max(0, start - 24):start])
+               for start, end in spans)
 
 
 def _blank(text: str, spans: tuple[tuple[int, int], ...]) -> str:
@@ -110,6 +126,8 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
     ignored.extend(note.as_written(raw) for note in
                    (*refused, *gpus.notes, *money.notes, *deadline_found.notes, *unusable.values()))
     cues = frozenset(v for v, _, _ in vocab.intents.find(rest))
+    if "buy" in cues and "rent" not in cues and _hours_of_a_gpu(text, gpus.spans):
+        cues = (cues - {"buy"}) | {"rent"}  # "buy H100 hours", "comprar horas de H100": renting, priced
     if "rent" in cues:  # renting words ask for a price, and beside a buying word weigh owning against renting
         cues |= {"price"}
     language = _requested_language(rest, vocab, language, cues)
