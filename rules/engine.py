@@ -251,7 +251,7 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
                                                         pinned_gpu, gpus, tables)
     findings += list(constrained.findings)
     findings += [f for f in found.scaled if any(o.gpu_id == f.numbers["gpu"] for o in top)]
-    findings += ownership_findings(pinned_gpu, [o.gpu_id for o in top], found.scored + (
+    findings += ownership_findings(pinned_gpu, [(o.gpu_id, o.count) for o in top], found.scored + (
         alternatives.scored if alternatives is not found else []), gpus, work, tables, hours_known)
     # The unconstrained order is read only when a constraint removed plans (the plan it displaced).
     unconstrained = rank_scored(found.scored, objective, hours_known) if constrained.constraint else []
@@ -259,7 +259,10 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     if decided is not None:
         findings.append(decided)
     tier = pick_tier(tables.tier_rows, method, shape.params_b, top[0] if top else None, reference.estimate)
-    findings += guidance_findings(workload, reference.setup, top, gpus, providers, tables)
+    named_fit = alternatives.fits.get(pinned_gpu) if pinned_gpu is not None else None
+    named_one_card = (named_fit is not None and named_fit.candidate is not None
+                      and named_fit.candidate.count == 1) if pinned_gpu is not None else None
+    findings += guidance_findings(workload, reference.setup, top, gpus, providers, tables, named_one_card)
     if workload.gpu and workload.gpu not in gpus:
         findings.append(Finding("gpu.unknown", "warn", {"gpu": workload.gpu}))
     return Verdict(workload, assumptions, defaulted, memory, top, notable, tuple(findings), tier, pinned=pinned)

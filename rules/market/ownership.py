@@ -117,12 +117,20 @@ def buy_vs_rent(gpu: Card, own: Scored, rentals: Sequence[Scored], workload: Wor
     return out
 
 
-def ownership_findings(pinned: str | None, top_gpu_ids: Sequence[str], scored: Sequence[Scored],
+def ownership_findings(pinned: str | None, top: Sequence[tuple[str, int]], scored: Sequence[Scored],
                        gpus: Mapping[str, GpuSpec], workload: Workload, tables: RuleTables,
                        dataset_known: bool) -> list[Finding]:
-    """Buy vs rent for the GPU the user named, else for the shown GPUs that have a purchase price."""
-    candidates = [pinned] if pinned else list(dict.fromkeys(top_gpu_ids))
-    by_gpu = {s.gpu_id: s for s in scored}
+    """Buy vs rent for the GPU the user named, else for the shown GPUs that have a purchase price.
+
+    `top`: the shown options as (GPU, count). A GPU's plan is the shown one (the user's "2x 3090", not the
+    4x plan a wider search also found), else the first of `scored` (the pinned search comes first)."""
+    candidates = [pinned] if pinned else list(dict.fromkeys(gpu_id for gpu_id, _ in top))
+    shown = dict(top)
+    by_gpu: dict[str, Scored] = {}
+    for s in scored:
+        kept = by_gpu.get(s.gpu_id)
+        if kept is None or (s.count == shown.get(s.gpu_id) and kept.count != s.count):
+            by_gpu[s.gpu_id] = s
     out: list[Finding] = []
     for gpu_id in candidates:
         if gpu_id in by_gpu and gpu_id in gpus and purchase_prices(gpus[gpu_id]):

@@ -34,6 +34,9 @@ def link_findings(option: Option, gpu: GpuSpec) -> list[Finding]:
             out.append(Finding("link.nvlink", "pass", {"link": gpu.scaleup_link, "link_gbs": gpu.scaleup_bw_gbs}))
         elif option.count > 2:
             out.append(Finding("link.pcie_many", "warn", {"gpus": option.count, "link": gpu.scaleup_link}))
+        elif "bridge" in gpu.scaleup_link.lower():  # a pair of consumer cards (RTX 3090): NVLink only if fitted
+            out.append(Finding("link.bridge", "warn", {"gpus": option.count, "link": gpu.scaleup_link,
+                                                       "link_gbs": gpu.scaleup_bw_gbs}))
         else:
             out.append(Finding("link.pcie", "warn", {"gpus": option.count, "link": gpu.scaleup_link}))
     if option.nodes > 1:
@@ -82,7 +85,9 @@ def _buy_vs_rent(option: Option, gpu: GpuSpec, workload: Workload, tables: RuleT
 
 
 def guidance_findings(workload: Workload, setup: Setup, top: Sequence[Option], gpus: Mapping[str, GpuSpec],
-                      providers: Mapping[str, Provider], tables: RuleTables) -> list[Finding]:
+                      providers: Mapping[str, Provider], tables: RuleTables,
+                      named_one_card: bool | None = None) -> list[Finding]:
+    """`named_one_card`: whether one card of the GPU the user named holds the job (None: no GPU named)."""
     out: list[Finding] = []
     best = top[0] if top else None
     if not top:
@@ -105,7 +110,10 @@ def guidance_findings(workload: Workload, setup: Setup, top: Sequence[Option], g
             out.append(Finding("billing.per_second", "info", {"billing_increment_s": increment}))
     if setup.is_training and (workload.tokens or workload.samples):
         out.append(Finding("data.nvme", "info", {"tokens": workload.tokens or 0}))
-    if setup.uses_adapters and workload.gpus and workload.gpus > 1 and any(o.count == 1 for o in top):
+    # One card of the GPU the user named, when they named one ("2x 3090" for a job one L40S holds is not
+    # "fits on one card" to someone who owns two 3090s; "4x 4090" for a job one 4090 holds is).
+    one_card = named_one_card if named_one_card is not None else any(o.count == 1 for o in top)
+    if setup.uses_adapters and workload.gpus and workload.gpus > 1 and one_card:
         out.append(Finding("provision.adapter_one_card", "warn", {"gpus_asked": workload.gpus}))
     if best is not None and best.count > 1 and best.sharding in SHARDED:
         out.append(Finding("link.nvlink_for_sharding", "info", {"gpus": best.count}))
