@@ -133,7 +133,8 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
     language = _requested_language(rest, vocab, language, cues)
 
     has_workload = params_b is not None or bool(model_id)
-    method = _workload_kind(training.method, serving, has_workload, found_gpus, assumed)
+    speech = model_id is not None and model_id in snapshot.models and snapshot.models[model_id].kind == "speech"
+    method = _workload_kind(training.method, serving, has_workload, found_gpus, assumed, speech=speech)
     core = without_polite(text, vocab)
     follow_up = is_follow_up(core, vocab, names_model=has_workload or model.mention is not None)
     serves = method in ("serving", "running") or (follow_up and method is None)
@@ -254,13 +255,13 @@ def _class_members(mention: GpuMention, snapshot: Snapshot, assumed: dict[str, s
 
 
 def _workload_kind(method: str | None, serving: ServingFound, has_workload: bool,
-                   gpus: tuple[GpuMention, ...], assumed: dict[str, str]) -> str | None:
+                   gpus: tuple[GpuMention, ...], assumed: dict[str, str], *, speech: bool = False) -> str | None:
     """Training as named; else serving (an endpoint, several users or requests) or running (one user).
 
     A serving engine alone (vLLM, SGLang) is running: a question about one person's vLLM setup names no
     users. A model and exactly one GPU (named or described: "a 24 GB card") with no method and no training
     word ("Gemma 2B on a T4", "does a 5090 handle 70B?") is a question about running that model on that
-    card: said in `assumed`.
+    card: said in `assumed`. A speech model (Whisper) with no training word is run: people transcribe with it.
     """
     many = (serving.concurrency or 0) > 1 or serving.requests_per_s is not None
     if method is None and many:
@@ -271,6 +272,9 @@ def _workload_kind(method: str | None, serving: ServingFound, has_workload: bool
         return "serving"
     if method is None and has_workload and len({g.gpu_id or g.query for g in gpus}) == 1:
         assumed["method"] = "running the model (no training word: inference on the named GPU)"
+        return "running"
+    if method is None and speech:
+        assumed["method"] = "running the model (a speech model and no training word: transcription)"
         return "running"
     return method
 
