@@ -38,7 +38,7 @@ _FAMILIES = (
 )
 _TAIL = (
     r"(?:[\s\-_.]?(?:v?\d+(?:\.\d+)*(?:x\d+)?(?:[bm]|(?!\s?-?bits?|비트|ビット|比特|位))|instruct|chat|base|coder|math|vl|it|hf|r1|distill"
-    r"|moe|large|medium|small|mini|pro|dev|schnell|xl|turbo|nemo|next|a\d+b|qwen|llama))"
+    r"|moe|large|medium|small|mini|pro|dev|schnell|xl|turbo|nemotron|nemo|next|a\d+b|qwen|llama))"
 )
 _HF_ID = r"(?<![a-z0-9._/-])([a-z0-9][a-z0-9_.-]{1,40}/[a-z0-9][a-z0-9_.-]{1,80})"
 
@@ -157,9 +157,27 @@ def _pick(candidates: tuple[str, ...], size: SizeMention | None, family: str, sn
         m for m in candidates
         if m in snapshot.models and abs(snapshot.models[m].params_b - size.params_b) <= 0.15 * size.params_b
     ]
-    own = [m for m in fitting if m.startswith(family.replace(" ", "-"))]
+    key = family.replace(" ", "-")
+    own = [m for m in fitting if m.startswith(key)]
+    # The family's own releases before its derivatives: "llama 70b" is Llama 3.3 70B, not Nemotron 70B
+    # (an id with a word beyond the family, versions and the size is someone's fine-tune of it).
+    plain = [m for m in own if all(_VERSION_OR_SIZE.fullmatch(t) for t in m[len(key):].strip("-").split("-") if t)]
+    if plain:  # the newest release by its version number (catalog rows were not added in release order)
+        return max(enumerate(plain), key=lambda im: (_version(im[1][len(key):]), im[0]))[1]
     chosen = own or fitting
     return chosen[-1] if chosen else None
+
+
+def _version(rest: str) -> float:
+    """The release number an id carries after its family ("-3.3-70b" 3.3, "1.5-72b" 1.5, "-v3" 3); -1 without."""
+    first = rest.strip("-").split("-")[0].lstrip("v")
+    try:
+        return float(first) if not first.endswith(("b", "m")) else -1.0
+    except ValueError:
+        return -1.0
+
+
+_VERSION_OR_SIZE = re.compile(r"v?[\d.]+[bm]?|\d+x\d+b")
 
 
 def _mention(snapshot: Snapshot, model_id: str) -> ModelMention:

@@ -1,0 +1,34 @@
+"""A family and a size ("llama 70b") is the family's newest release at that size, not a derivative of it.
+
+Release order from the publishers: Llama 2 (Jul 2023) < 3 (Apr 2024) < 3.1 (Jul 2024) < 3.3 70B (Dec 2024);
+Llama 3.1 Nemotron 70B is NVIDIA's fine-tune of Llama 3.1 70B. Qwen1.5 (Feb 2024) < Qwen2 (Jun 2024) < Qwen2.5
+(Sep 2024) at 72B (Qwen3 has no 72B); Qwen3 14B (Apr 2025) is newer than Qwen2.5 14B. Gemma 3 27B (Mar 2025)
+is newer than Gemma 2 27B.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot.parse import parse
+
+CASES = [
+    ("serve llama 70b", "llama-3.3-70b"),
+    ("qwen 72b lora", "qwen2.5-72b"),
+    ("run qwen 14b", "qwen3-14b"),
+    ("gemma 27b on a 4090", "gemma-3-27b"),
+]
+
+
+@pytest.mark.parametrize(("text", "model"), CASES)
+def test_the_newest_release_of_the_family_at_that_size(text: str, model: str, snapshot: Any) -> None:
+    ask = parse(text, snapshot=snapshot)
+    assert ask.model is not None and ask.model.model_id == model
+    assert "read as" in ask.assumed.get("model", "")  # and it says so, with the others it could have been
+
+
+def test_a_derivative_is_still_found_by_its_own_name(snapshot: Any) -> None:
+    ask = parse("serve llama 3.1 nemotron 70b", snapshot=snapshot)
+    assert ask.model is not None and ask.model.model_id == "llama-3.1-nemotron-70b"
