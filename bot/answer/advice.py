@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from decimal import Decimal
 from bot.answer import actions
 from bot.answer.actions import ButtonState
 from bot.answer.reply import Reply, reply_from
@@ -125,6 +126,16 @@ def fit_lines_for(workload: Workload, gpu_ids: tuple[str, ...],
         pinned = next((x for x in verdict.findings if x.code == "fit.pinned"), None)
         option = next((o for o in verdict.options if o.gpu_id == gpu_id), None)
         vram, usable = _usable_memory(verdict, snapshot.gpus[gpu_id])
+        if option is not None and option.throughput is not None:  # serving: tokens/s and $ per million tokens
+            per_million = option.usd_per_million_output_tokens
+            lines.append(FitLine(name, option.count, option.memory.per_gpu_gib, vram_gb=vram, usable_gib=usable,
+                                 precision=option.precision, tokens_per_s=option.throughput.output_tokens_per_s,
+                                 usd_per_million_tokens=per_million))
+            # decided as a job would be: cost per million output tokens, then time per token
+            seconds = 1 / option.throughput.output_tokens_per_s if option.throughput.output_tokens_per_s > 0 else None
+            contenders.append(Contender(gpu_id, option.count, seconds,
+                                        Decimal(str(per_million)) if per_million is not None else None))
+            continue
         if option is not None and (pinned is None or pinned.outcome == "pass"):
             lines.append(FitLine(name, option.count, option.memory.per_gpu_gib, option.hours, option.cost_usd,
                                  vram_gb=vram, usable_gib=usable, gpu_share=_gpu_share(snapshot.gpus[gpu_id])))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.render.findings import format_number, reject_text
+from bot.render.findings import format_number, precision_label, reject_text
 from bot.render.formats import Formatter
 from bot.render.views import ComparisonView, FitLine
 
@@ -14,6 +14,13 @@ def fit_lines(lines: Sequence[FitLine], f: Formatter) -> list[str]:
     out = []
     for line in lines:
         margin = _margin(line, f)
+        if line.count is not None and line.tokens_per_s is not None:
+            out.append(f.messages.text(
+                "compare.fit.serving", gpu=line.gpu_name, count=line.count,
+                precision=precision_label(line.precision or "", f), memory=f.gib(line.memory_gib),
+                tokens=f.number(line.tokens_per_s),
+                per_million=f.money(line.usd_per_million_tokens) if line.usd_per_million_tokens is not None else "—"))
+            continue
         if line.count is not None:
             values = dict(gpu=line.gpu_name, count=line.count, memory=f.gib(line.memory_gib), hours=f.hours(line.hours),
                           cost=f.money(line.cost_usd))
@@ -61,9 +68,18 @@ def verdict_line(view: ComparisonView, f: Formatter) -> str:
                                count=verdict.numbers.get("count", 1))
     n = verdict.numbers
     reasons = []
+    serving = {line.gpu_name: line.tokens_per_s for line in view.fit if line.tokens_per_s}
     for code in verdict.reasons:
         if code in ("fewer_gpus", "more_gpus"):
             reasons.append(f.messages.plain(f"compare.reason.{code}", count=n["count"], other_count=n["other_count"]))
+        elif code == "cheaper" and serving:
+            reasons.append(f.messages.plain("compare.reason.cheaper.serving", pct=f.percent(float(n["cheaper_pct"]) / 100)))
+        elif code == "faster" and names[verdict.winner] in serving and names[verdict.runner_up] in serving:
+            ratio = serving[names[verdict.winner]] / serving[names[verdict.runner_up]]
+            if ratio >= 2:  # "11x the tokens/s", not "1,043% more"
+                reasons.append(f.messages.plain("compare.reason.faster.serving_times", ratio=f.number(round(ratio))))
+            else:
+                reasons.append(f.messages.plain("compare.reason.faster.serving", pct=f.percent(round(ratio - 1, 2))))
         elif code in ("cheaper", "faster", "slower"):
             reasons.append(f.messages.plain(f"compare.reason.{code}", pct=f.percent(float(n[f"{code}_pct"]) / 100)))
         else:

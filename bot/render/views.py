@@ -56,6 +56,10 @@ class FitLine:
     vram_gb: float | None = None  # the card's memory, and what a plan may use of it: the rest is the safety margin
     usable_gib: float | None = None
     gpu_share: float | None = None  # a Mac: the share of unified memory macOS lets the GPU use (the rest is not a margin)
+    # Serving and running: the plan's weight format, output tokens/s of all its users and $ per million of them.
+    precision: str | None = None
+    tokens_per_s: float | None = None
+    usd_per_million_tokens: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
