@@ -72,7 +72,7 @@ _USERS_AFTER = (
     r"nutzern?|anfragen|sessions?|clients?|"
     r"people|employees|customers|agents)(?:\s(?:at once|concurrently|simultaneously|in parallel))?|"
     r"concurrent|concurrency|个?并发|個?並發|个?用户同时|个?人同时|并发用户|名?(?:의)?\s?동시\s?(?:접속|사용자|요청)|명|"
-    r"人(?:同時)?|同時接続|ユーザー|リクエスト|usuarios?(?:\s(?:simultáneos|concurrentes))?|nutzer(?:n)?|anfragen|"
+    r"[个個位名]?(?:人|用户|用戶|同事|员工|員工)(?:同时|同時)?|同時接続|ユーザー|リクエスト|usuarios?(?:\s(?:simultáneos|concurrentes))?|nutzer(?:n)?|anfragen|"
     r"utilisateurs?(?:\s(?:simultanés|concurrents))?|người dùng(?:\s(?:đồng thời))?"
 )
 _USERS_BEFORE = (
@@ -101,6 +101,7 @@ _TPS_BEFORE = r"(?:每秒|毎秒|초당|秒間|每秒生成)"
 _PER_USER = re.compile(r"per (?:user|request|stream|sequence|person)|each|每(?:个)?(?:用户|人|路)|사용자당|유저당|1인당|ユーザーあたり|ユーザーごと|por usuario|pro nutzer|par utilisateur|mỗi người")
 _TOTAL = re.compile(r"total|aggregate|overall|in all|combined|总|總|합계|전체|合計|全体|en total|insgesamt|au total|tổng")
 _ANCHORS = ("user", "request", "session", "client", "max-num-seqs", "max_num_seqs", "max num seqs", "people", "concurren", "并发", "並發", "同时", "同時",
+            "用户", "用戶", "同事", "员工", "員工",
             "동시", "명", "人", "ユーザー", "usuario", "nutzer", "utilisateur", "người", "qps", "rps", "req",
             "每秒", "초당", "秒", "tok", "t/s", "tps", "parallel", "-np", "batch of", "employees", "customers",
             "agents", "simultan", "team of", "anfragen", "peticiones", "solicitudes", "requête", "mỗi giây", "yêu cầu",

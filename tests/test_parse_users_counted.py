@@ -1,0 +1,36 @@
+"""How many people an endpoint is for, as Chinese questions say it: '给50个人用', '100个用户', '20位同事'."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot.parse import parse
+
+CASES = [
+    ("用两张4090部署Qwen2.5-32B给50个人用，32k上下文", 50),
+    ("部署Qwen2.5-7B，100个用户", 100),
+    ("部署Qwen2.5-7B给20位同事用", 20),
+    ("部署Llama 3.1 8B，给30名員工使用", 30),
+    ("Qwen2.5-14B要同时给10个用户用", 10),
+]
+
+
+@pytest.mark.parametrize(("text", "users"), CASES)
+def test_people_counted_with_a_classifier_are_concurrent_users(text: str, users: int, snapshot: Any) -> None:
+    ask = parse(text, snapshot=snapshot)
+    assert ask.method == "serving" and ask.concurrency == users
+
+
+def test_the_fifty_are_provisioned_not_dropped(snapshot: Any) -> None:
+    """50 users at 32k on two 4090s is a No: Qwen2.5-32B's KV cache alone (64 layers x 8 KV heads x 128 x 2 x 2 B =
+    256 KiB a token, config.json) is 400 GiB for 50 x 32,768 tokens, against 2 x 24 GB."""
+    from datetime import UTC, datetime
+
+    from bot.answer.pipeline import answer
+
+    reply = answer(CASES[0][0], snapshot=snapshot, now=datetime(2026, 11, 26, tzinfo=UTC))
+    assert reply.verdict is not None and reply.verdict.pinned is not None
+    assert reply.verdict.pinned.fits is False
+    assert reply.verdict.pinned.needed_gib * 2 > 64 * 8 * 128 * 2 * 2 * 50 * 32768 / 2**30
