@@ -34,3 +34,22 @@ def test_the_fifty_are_provisioned_not_dropped(snapshot: Any) -> None:
     assert reply.verdict is not None and reply.verdict.pinned is not None
     assert reply.verdict.pinned.fits is False
     assert reply.verdict.pinned.needed_gib * 2 > 64 * 8 * 128 * 2 * 2 * 50 * 32768 / 2**30
+
+
+OTHER_LANGUAGES = [
+    ("servir Qwen2.5-32B para 50 personas a la vez", 50),
+    ("servir Qwen2.5-32B pour 50 personnes en même temps", 50),
+    ("Qwen2.5-32B für 50 Leute gleichzeitig bereitstellen", 50),
+    ("Llama 3.1 8B für 40 Mitarbeiter bereitstellen", 40),
+    ("triển khai Qwen2.5-7B cho 50 người", 50),
+]
+
+
+@pytest.mark.parametrize(("text", "users"), OTHER_LANGUAGES)
+def test_people_in_other_languages_are_concurrent_users(text: str, users: int, snapshot: Any) -> None:
+    ask = parse(text, snapshot=snapshot)
+    assert ask.method == "serving" and ask.concurrency == users
+
+
+def test_a_compound_word_is_not_a_head_count(snapshot: Any) -> None:
+    assert parse("Llama 3.1 8B auf 2 Personen-PCs", snapshot=snapshot).concurrency is None

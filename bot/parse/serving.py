@@ -70,10 +70,12 @@ _NUM = rf"(\d+(?:[.,]\d+)?)\s?({MULTIPLIER_RE})?"
 _USERS_AFTER = (
     r"(?:(?:concurrent|simultaneous|parallel|active|gleichzeitigen?|parallelen?|aktiven?)\s)?(?:users?|requests?|"
     r"nutzern?|anfragen|sessions?|clients?|"
-    r"people|employees|customers|agents)(?:\s(?:at once|concurrently|simultaneously|in parallel))?|"
+    r"people|employees|customers|agents|personas|empleados|personnes|employés|leute|personen|mitarbeiter(?:n)?|"
+    r"mitarbeitende(?:n)?)(?:\s(?:at once|concurrently|simultaneously|in parallel|a la vez|al mismo tiempo|"
+    r"en même temps|simultanément|gleichzeitig))?|"
     r"concurrent|concurrency|个?并发|個?並發|个?用户同时|个?人同时|并发用户|名?(?:의)?\s?동시\s?(?:접속|사용자|요청)|명|"
     r"[个個位名]?(?:人|用户|用戶|同事|员工|員工)(?:同时|同時)?|同時接続|ユーザー|リクエスト|usuarios?(?:\s(?:simultáneos|concurrentes))?|nutzer(?:n)?|anfragen|"
-    r"utilisateurs?(?:\s(?:simultanés|concurrents))?|người dùng(?:\s(?:đồng thời))?"
+    r"utilisateurs?(?:\s(?:simultanés|concurrents))?|người(?: dùng)?(?:\s(?:đồng thời))?"
 )
 _USERS_BEFORE = (
     r"concurrency(?: of)?|concurrent users|concurrent requests|并发(?:数|量|用户)?|並發|同时在线|同時在線|"
@@ -101,7 +103,8 @@ _TPS_BEFORE = r"(?:每秒|毎秒|초당|秒間|每秒生成)"
 _PER_USER = re.compile(r"per (?:user|request|stream|sequence|person)|each|每(?:个)?(?:用户|人|路)|사용자당|유저당|1인당|ユーザーあたり|ユーザーごと|por usuario|pro nutzer|par utilisateur|mỗi người")
 _TOTAL = re.compile(r"total|aggregate|overall|in all|combined|总|總|합계|전체|合計|全体|en total|insgesamt|au total|tổng")
 _ANCHORS = ("user", "request", "session", "client", "max-num-seqs", "max_num_seqs", "max num seqs", "people", "concurren", "并发", "並發", "同时", "同時",
-            "用户", "用戶", "同事", "员工", "員工",
+            "用户", "用戶", "同事", "员工", "員工", "persona", "emplead", "personne", "employé", "leute", "person",
+            "mitarbeit",
             "동시", "명", "人", "ユーザー", "usuario", "nutzer", "utilisateur", "người", "qps", "rps", "req",
             "每秒", "초당", "秒", "tok", "t/s", "tps", "parallel", "-np", "batch of", "employees", "customers",
             "agents", "simultan", "team of", "anfragen", "peticiones", "solicitudes", "requête", "mỗi giây", "yêu cầu",
@@ -131,7 +134,7 @@ def _tables() -> dict[str, PhraseTable]:
 @functools.lru_cache(maxsize=1)
 def _patterns() -> dict[str, re.Pattern[str]]:
     return {
-        "users_after": re.compile(rf"(?<![0-9a-z_.]){_NUM}\s?(?:\+\s?)?(?:{_USERS_AFTER})(?![a-z]){_NOT_A_RATE}"),
+        "users_after": re.compile(rf"(?<![0-9a-z_.]){_NUM}\s?(?:\+\s?)?(?:{_USERS_AFTER})(?![a-z]|-[a-z]){_NOT_A_RATE}"),
         "users_before": re.compile(rf"(?:{_USERS_BEFORE})\s?(?:=|:|of|is|为|為|은|는|が|は)?\s?{_ABOUT}{_NUM}(?![0-9a-z])"),
         "rps_after": re.compile(rf"(?<![0-9a-z_.]){_NUM}\s?{_RPS_AFTER}(?![a-z])"),
         "rps_before": re.compile(rf"{_RPS_BEFORE}\s?(?:=|:)?\s?{_ABOUT}{_NUM}(?![0-9a-z])"),
