@@ -76,10 +76,11 @@ def test_llama3_8b_on_a_t4_is_not_fp16_but_8_bit_with_a_user_count():
     v = run(Workload(model=LLAMA3_8B, method="serving", gpu="t4", gpus=1))
     p = v.pinned
     assert p is not None and p.fits and p.precision == "int8" and p.count == 1
-    fp16 = next(m for m in v.precisions if m.precision == "bf16")
+    fp16 = next(m for m in v.precisions if m.precision == "fp16")  # 16-bit on a card without BF16 units
     assert not fp16.fits and fp16.needed_gib > 14.96
+    assert all(m.precision != "bf16" for m in v.precisions)
     assert p.throughput is not None and 5 <= p.throughput.max_concurrency <= 11
-    assert codes(v)["pinned.quantized"]["first_precision"] == "bf16"
+    assert codes(v)["pinned.quantized"]["first_precision"] == "fp16"
     assert "--dtype" in v.command.argv and "half" in v.command.argv  # the T4 has no bf16
 
 
@@ -89,7 +90,7 @@ def test_gemma_2b_on_a_t4_is_running_it_on_one_t4():
     assert serving_method(w) == "running"
     v = run(w)
     assert v.assumptions["method"] == "running"
-    assert v.pinned is not None and v.pinned.fits and v.pinned.count == 1 and v.pinned.precision == "bf16"
+    assert v.pinned is not None and v.pinned.fits and v.pinned.count == 1 and v.pinned.precision == "fp16"
     assert v.options[0].gpu_id == "t4" and v.options[0].count == 1
 
 

@@ -29,6 +29,8 @@ def test_vllm_kernels_by_generation() -> None:
 def test_the_ladder_offers_what_the_card_runs() -> None:
     shape = shape_from_model(catalog_model("llama-3-8b"))
     serving = Workload(method="serving", concurrency=10)
-    assert ladder(serving, shape, GPUS["v100-16gb"], "vllm") == ("bf16", "gptq")
-    assert ladder(serving, shape, GPUS["t4"], "vllm") == ("bf16", "int8", "awq")
+    # Volta and Turing have no BF16 units (BF16 tensor cores arrive with Ampere, SM 8.0): 16-bit is FP16 there
+    assert ladder(serving, shape, GPUS["v100-16gb"], "vllm") == ("fp16", "gptq")
+    assert ladder(serving, shape, GPUS["t4"], "vllm") == ("fp16", "int8", "awq")
+    assert ladder(serving, shape, GPUS["a100-sxm-80gb"], "vllm")[0] == "bf16"
     assert "awq" not in ladder(serving, shape, GPUS["mi300x"], "vllm")

@@ -104,11 +104,14 @@ def format_supported(precision: str, gpu: GpuSpec, engine: str) -> bool:
 
 
 def _on_this_gpu(steps: tuple[str, ...], gpu: GpuSpec, engine: str) -> tuple[str, ...]:
-    """The ladder's formats this GPU can run; 4-bit AWQ becomes GPTQ where only GPTQ runs (Volta)."""
+    """The ladder's formats this GPU can run; 4-bit AWQ becomes GPTQ where only GPTQ runs (Volta), and 16-bit
+    weights are FP16 on cards without BF16 units (T4, V100: vLLM `--dtype half`, the same two bytes a weight)."""
     out = []
     for step in steps:
         if step == "awq" and not format_supported("awq", gpu, engine) and format_supported("gptq", gpu, engine):
             step = "gptq"
+        if step == "bf16" and not gpu.bf16_support and format_supported("fp16", gpu, engine):
+            step = "fp16"
         if format_supported(step, gpu, engine):
             out.append(step)
     return tuple(out)
