@@ -104,7 +104,14 @@ def _best_line(view: RecommendationView, f: Formatter) -> str:
 
 
 def needs_dataset(view: RecommendationView) -> bool:
-    return any(o.hours is None for o in view.verdict.options)
+    """A plan without hours, for want of a dataset size: not when the engine has no rates for the method at all
+    (diffusion training: a size would change nothing, the finding says so) or when the size was given."""
+    verdict = view.verdict
+    if verdict.workload.tokens or verdict.workload.samples:
+        return False
+    if any(f.code == "time.not_estimated" for f in verdict.findings):
+        return False
+    return any(o.hours is None for o in verdict.options)
 
 
 def memory_title(view: RecommendationView, f: Formatter) -> str:
