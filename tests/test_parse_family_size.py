@@ -32,3 +32,17 @@ def test_the_newest_release_of_the_family_at_that_size(text: str, model: str, sn
 def test_a_derivative_is_still_found_by_its_own_name(snapshot: Any) -> None:
     ask = parse("serve llama 3.1 nemotron 70b", snapshot=snapshot)
     assert ask.model is not None and ask.model.model_id == "llama-3.1-nemotron-70b"
+
+
+SIBLINGS = [
+    ("what's the difference between H100 SXM and PCIe?", {"h100-sxm-80gb", "h100-pcie-80gb"}),
+    ("H100 SXM vs PCIe for llama 70b lora", {"h100-sxm-80gb", "h100-pcie-80gb"}),
+    ("A100 40GB or 80GB for fine-tuning mistral 7b full?", {"a100-sxm-40gb", "a100-sxm-80gb"}),
+    ("A100 40GB和80GB哪个好", {"a100-sxm-40gb", "a100-sxm-80gb"}),
+]
+
+
+@pytest.mark.parametrize(("text", "gpus"), SIBLINGS)
+def test_a_second_variant_written_alone_names_the_same_gpu(text: str, gpus: set[str], snapshot: Any) -> None:
+    ask = parse(text, snapshot=snapshot)
+    assert ask.intent == "compare" and {g.gpu_id for g in ask.gpus} == gpus

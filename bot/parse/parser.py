@@ -73,6 +73,21 @@ def _hours_of_a_gpu(text: str, spans: tuple[tuple[int, int], ...]) -> bool:
                for start, end in spans)
 
 
+# "H100 SXM and PCIe", "A100 40GB or 80GB": the second variant names the same GPU ("H100 PCIe", "A100 80GB").
+_VARIANT = r"(?:sxm\d?|pcie|nvl|\d{2,3}\s?gb)"
+_SIBLING = re.compile(
+    rf"(?<![a-z0-9])(?P<base>[a-z]{{1,4}}\d{{2,4}}[a-z]?)(?P<sep>[\s-]?)(?P<first>{_VARIANT})\s*"
+    r"(?P<conj>and|or|vs\.?|versus|/|,|和|与|與|还是|還是|或|와|과|と|や|y|o|et|ou|und|oder|và|hay|hoặc)"
+    rf"\s*(?P<second>{_VARIANT})(?![a-z0-9])")
+
+
+def _with_sibling_named(text: str) -> str:
+    """The second variant of a pair written once ("h100 sxm and pcie") spelled with its GPU ("... and h100 pcie")."""
+    if not _SIBLING.search(text):
+        return text
+    return _SIBLING.sub(lambda m: f"{m['base']}{m['sep']}{m['first']} {m['conj']} {m['base']} {m['second']}", text)
+
+
 def _blank(text: str, spans: tuple[tuple[int, int], ...]) -> str:
     """Replace used spans by spaces so later extractors do not read them again (positions kept)."""
     chars = list(text)
@@ -85,6 +100,7 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
     """`parse` without the safety net: a bug raises (the property tests call this one)."""
     vocab = load_vocabulary()
     text, cut = clean_text(raw)
+    text = _with_sibling_named(text)
     language = detect_language(without_names(text, snapshot), vocab)  # names never tell the language
     gpus = find_gpus(text, snapshot, vocab)
     rest = _blank(text, gpus.spans)
