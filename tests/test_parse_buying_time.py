@@ -16,6 +16,8 @@ RENTING = [
     "acheter des heures de H100",
     "wo kann ich günstig H100-Stunden kaufen?",
     "buy hours on an H100",
+    "buy 8 H100s for 100 hours",
+    "where to buy 4 A100s for 3 days cheaply",
 ]
 BUYING = [
     "is it worth it to get a 4090?",
@@ -26,6 +28,7 @@ BUYING = [
     "nên mua 4090 bây giờ không",  # "bây giờ" is "now", not hours
     "4090を買って長時間使う価値はある？",  # 長時間: a long time
     "is a 3090 worth buying?",
+    "should I buy a 4090 for 3 years of side projects?",
 ]
 
 

@@ -57,11 +57,13 @@ def parse(text: str, *, snapshot: Snapshot) -> Ask:
                    ignored=("the whole message (it could not be read)",))
 
 
-# GPU time bought by the hour: an hour word right after a named GPU ("H100 hours", "A100-Stunden") or right
-# before it with a preposition ("hours on an H100", "horas de H100", "heures de H100"). Only these Latin
-# forms: in Chinese, Japanese, Korean and Vietnamese the hour words also mean "a long time" or "now"
-# (长时间, 長時間, bây giờ) next to a card someone buys.
-_HOURS_AFTER = re.compile(r"(?:s|'s)?[\s-]*(?:gpu[\s-]*)?(?:hours?|hrs|stunden?)(?![a-z])")
+# GPU time bought by the hour: an hour word right after a named GPU ("H100 hours", "A100-Stunden", "8 H100s
+# for 100 hours", "for 3 days"; years are owning) or right before it with a preposition ("hours on an H100",
+# "horas de H100", "heures de H100"). Only these Latin forms: in Chinese, Japanese, Korean and Vietnamese the
+# hour words also mean "a long time" or "now" (长时间, 長時間, bây giờ) next to a card someone buys.
+_HOURS_AFTER = re.compile(r"(?:s|'s)?(?:[\s-]*(?:gpu[\s-]*)?(?:hours?|hrs|stunden?)|"
+                          r"\s+(?:for|por|pour|für)\s+(?:\d+|a|an|one|un|una|une|eine?n?)\s*"
+                          r"(?:hours?|hrs|h|days?|weeks?|horas?|días|heures?|jours?|stunden?|tage?n?))(?![a-z])")
 _HOURS_BEFORE = re.compile(r"(?<![a-z])(?:gpu[\s-]*)?(?:hours?|hrs|horas?|heures?|stunden?)\s+"
                            r"(?:of|on|de|d'|en|sur|auf|mit)\s*(?:an?|une?|la|el|einer?|d'une?)?\s*$")
 
