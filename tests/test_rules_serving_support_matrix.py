@@ -34,3 +34,12 @@ def test_the_ladder_offers_what_the_card_runs() -> None:
     assert ladder(serving, shape, GPUS["t4"], "vllm") == ("fp16", "int8", "awq")
     assert ladder(serving, shape, GPUS["a100-sxm-80gb"], "vllm")[0] == "bf16"
     assert "awq" not in ladder(serving, shape, GPUS["mi300x"], "vllm")
+
+
+def test_bf16_asked_on_a_card_without_bf16_units_is_fp16() -> None:
+    """vLLM refuses bfloat16 below compute capability 8.0 ('Bfloat16 is only supported on GPUs with compute
+    capability of at least 8.0'); FP16 stores the same two bytes a weight."""
+    shape = shape_from_model(catalog_model("llama-3-8b"))
+    asked = Workload(method="serving", concurrency=10, quantization="bf16")
+    assert ladder(asked, shape, GPUS["t4"], "vllm") == ("fp16",)
+    assert ladder(asked, shape, GPUS["a100-sxm-80gb"], "vllm") == ("bf16",)

@@ -118,9 +118,12 @@ def fit_lines_for(workload: Workload, gpu_ids: tuple[str, ...],
     sized = workload.tokens is not None or workload.samples is not None
     # Without a dataset size a job has no time or cost; the engine's stated default dataset gives each GPU one.
     pinned_base = workload if sized else replace(workload, samples=DEFAULT_SAMPLES)
+    verdicts = {gpu_id: evaluate(replace(pinned_base, gpu=gpu_id, objective=workload.objective or "cheapest"),
+                                 snapshot, {gpu_id: snapshot.gpus[gpu_id]}) for gpu_id in gpu_ids}
+    if workload.quantization is None:
+        verdicts = _like_for_like(verdicts, pinned_base, workload, snapshot)
     for gpu_id in gpu_ids:
-        pinned_workload = replace(pinned_base, gpu=gpu_id, objective=workload.objective or "cheapest")
-        verdict = evaluate(pinned_workload, snapshot, {gpu_id: snapshot.gpus[gpu_id]})
+        verdict = verdicts[gpu_id]
         summary = (model_label(verdict), str(verdict.assumptions.get("method", "")))
         name = snapshot.gpus[gpu_id].name
         pinned = next((x for x in verdict.findings if x.code == "fit.pinned"), None)
@@ -149,6 +152,31 @@ def fit_lines_for(workload: Workload, gpu_ids: tuple[str, ...],
                              usable_gib=usable, gpu_share=_gpu_share(snapshot.gpus[gpu_id])))
         contenders.append(Contender(gpu_id, None))
     return summary, tuple(lines), tuple(contenders), assumed_samples
+
+
+def _like_for_like(verdicts: dict[str, Verdict], base: Workload, workload: Workload,
+                   snapshot: Snapshot) -> dict[str, Verdict]:
+    """Served GPUs compared in one weight format: each GPU's own cheapest plan may store the model differently
+    (AWQ 4-bit on an 80 GB card, FP8 on a 141 GB one), which compares quality as much as hardware. When the
+    user named no format and the plans differ, the most precise format among them that every GPU holds on no
+    more cards than its own plan needs is used for all (FP16 and BF16 count as one: the same two bytes, by what
+    the card has); else the plans are kept."""
+    own = {g: next((o for o in v.options if o.gpu_id == g), None) for g, v in verdicts.items()}
+    if any(o is None or o.throughput is None or o.precision is None for o in own.values()):
+        return verdicts
+    formats = {"bf16" if o.precision == "fp16" else o.precision for o in own.values() if o is not None and o.precision}
+    if len(formats) < 2:
+        return verdicts
+    from rules.workload.formats import weight_format
+
+    for fmt in sorted(formats, key=lambda f: -weight_format(f).bits):
+        again = {g: evaluate(replace(base, gpu=g, objective=workload.objective or "cheapest", quantization=fmt),
+                             snapshot, {g: snapshot.gpus[g]}) for g in verdicts}
+        plans = {g: next((o for o in v.options if o.gpu_id == g and o.throughput is not None), None)
+                 for g, v in again.items()}
+        if all(p is not None and (o := own[g]) is not None and p.count <= o.count for g, p in plans.items()):
+            return again
+    return verdicts
 
 
 def _usable_memory(verdict: Verdict, gpu: GpuSpec) -> tuple[float, float | None]:

@@ -124,8 +124,11 @@ def fp8_allowed(gpu: GpuSpec, shape: Shape) -> bool:
 
 
 def ladder(workload: Workload, shape: Shape, gpu: GpuSpec, engine: str) -> tuple[str, ...]:
-    """Precisions to try in order: the one asked for, else quality first for the engine."""
+    """Precisions to try in order: the one asked for (16-bit as FP16 on cards without BF16 units: vLLM refuses
+    bfloat16 below compute capability 8.0), else quality first for the engine."""
     if workload.quantization:
+        if workload.quantization == "bf16" and not gpu.bf16_support:
+            return ("fp16",)
         return (workload.quantization,)
     if engine in GGUF_ENGINES:
         steps: tuple[str, ...] = GGUF_LADDER
