@@ -19,6 +19,8 @@ CASES = [
     ("qwen 72b lora", "qwen2.5-72b"),
     ("run qwen 14b", "qwen3-14b"),
     ("gemma 27b on a 4090", "gemma-3-27b"),
+    ("serve qwen 7b", "qwen2.5-7b"),  # Qwen2.5 7B (7.62e9) is the family's newest at 7B; Qwen3 is 8B
+    ("run llama 3b", "llama-3.2-3b"),  # Llama 3.2 3B (3.21e9)
 ]
 
 

@@ -31,8 +31,9 @@ AGREEMENT_FLOOR = 0.90
 APPLE = {"apple-m2-ultra-192gb": (192, 800), "apple-m3-max-64gb": (64, 400), "apple-m1-max-32gb": (32, 400),
          "apple-silicon-16gb": (16, 120), "apple-silicon-32gb": (32, 273), "apple-silicon-64gb": (64, 273),
          "apple-silicon-128gb": (128, 546)}
-# Precision names of the table -> ours; "4bit" is AWQ on CUDA engines and Q4_K_M on llama.cpp (either).
-PRECISIONS = {"bf16": ("bf16",), "fp16": ("bf16",), "fp8": ("fp8",), "int8": ("int8", "gguf-q8_0"),
+# Precision names of the table -> ours; "4bit" is AWQ on CUDA engines and Q4_K_M on llama.cpp (either); 16-bit
+# is FP16 on cards without BF16 units (T4, V100).
+PRECISIONS = {"bf16": ("bf16", "fp16"), "fp16": ("bf16", "fp16"), "fp8": ("fp8",), "int8": ("int8", "gguf-q8_0"),
               "4bit": ("awq", "gguf-q4_k_m")}
 
 

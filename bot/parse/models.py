@@ -92,6 +92,11 @@ def find_model(
             others = ", ".join(c for c in ambiguous[1] if c != picked)
             note = f"'{ambiguous[0]}' read as {snapshot.models[picked].name} (also possible: {others})"
             return ModelFound(_mention(snapshot, picked), assumed={"model": note})
+    if families and size is not None:  # "qwen 7b", "llama 3b": too vague for the resolver, not for the family
+        picked = _pick(_family_presets(families[0][0], snapshot), size, families[0][0], snapshot)
+        if picked is not None:
+            note = f"'{families[0][1]}' read as {snapshot.models[picked].name} (the family's newest release at that size)"
+            return ModelFound(_mention(snapshot, picked), assumed={"model": note})
     if families:
         return _not_in_catalog(families[0][0], families[0][1], size, snapshot)
     hub = [q for q in queries if "/" in q and q != config_query]
