@@ -44,7 +44,10 @@ def reply_from(card: Card, *, ask: Ask | None = None, state: ButtonState | None 
 
 
 def help_reply(language: str, question: str = "", ask: Ask | None = None) -> Reply:
-    return reply_from(render_card("help", HelpView(question), language), ask=ask)
+    """The help card; a request in words for a price alert or a digest opens with that command's syntax (they are
+    set with `/gpu alert …` and `/gpu digest …`, which say what they changed)."""
+    command_help = {"alert": "alert.help", "digest": "digest.help"}.get(ask.intent) if ask is not None else None
+    return reply_from(render_card("help", HelpView(question, command_help), language), ask=ask)
 
 
 def error_reply(language: str, *, kind: ErrorKind = "generic", reference: str | None = None) -> Reply:

@@ -151,6 +151,7 @@ class ClarifyView:
 @dataclass(frozen=True, slots=True)
 class HelpView:
     question: str = ""
+    command_help: str | None = None  # "alert.help" / "digest.help": asked in words for what a command sets up
 
 
 @dataclass(frozen=True, slots=True)
