@@ -129,7 +129,8 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
     if seq_len is None:
         seq_len, from_k = find_seq_len(rest, vocab)
         if from_k:
-            assumed["seq_len"] = f"'k' read as 1024 tokens: {seq_len}"
+            unit = "'M' read as 1,048,576" if seq_len and seq_len >= 1024 * 1024 else "'k' read as 1024"
+            assumed["seq_len"] = f"{unit} tokens: {seq_len}"
     found_gpus = tuple(_class_members(m, snapshot, assumed) for m in gpus.mentions)
     count = decide_count(gpus, values.get("gpus"), text, vocab.count_questions)
     if gpus.notes and count.count == 1 and count.assumed:  # "999999 H100" is not "one card"

@@ -12,7 +12,7 @@ from bot.parse.text import normalise
 from bot.parse.vocabulary import Vocabulary, phrase_regex
 
 K_TOKENS = 1024  # "4k context" means 4096 tokens: context sizes are powers of two
-MIN_SEQ, MAX_SEQ = 32, 10_000_000
+MIN_SEQ, MAX_SEQ = 32, 16 * 1024 * 1024  # Llama 4 Scout reads 10M tokens
 DATASET_MIN_TOKENS = 1e6  # below this a "N tokens" figure is a per-sample length, not a dataset
 
 _SEQ_WORDS = (
@@ -74,9 +74,9 @@ def _patterns(vocab_id: int, units: tuple[str, ...], epochs: tuple[str, ...]) ->
     seq_words = phrase_regex([normalise(w) for w in _SEQ_WORDS])
     batch_words = phrase_regex([normalise(w) for w in _BATCH_WORDS])
     return {
-        "seq_after": re.compile(rf"(?:{seq_words}){_JOIN}(\d+(?:\.\d+)?)\s?(k)?(?![0-9a-z])"),
+        "seq_after": re.compile(rf"(?:{seq_words}){_JOIN}(\d+(?:\.\d+)?)\s?([km])?(?![0-9a-z])"),
         "seq_before": re.compile(
-            rf"(\d(?<![0-9.]\d)\d*(?:\.\d+)?)\s?(k)?\s?(?:tokens?\s?|token的)?(?:的)?(?:{seq_words})(?![a-z])"
+            rf"(\d(?<![0-9.]\d)\d*(?:\.\d+)?)\s?([km])?\s?(?:tokens?\s?|token的)?(?:的)?(?:{seq_words})(?![a-z])"
         ),
         "batch": re.compile(rf"(?:{batch_words}){_JOIN}(\d{{1,5}})(?![0-9.])"),
         "rank": re.compile(
@@ -107,7 +107,8 @@ def _all(vocabulary: Vocabulary) -> dict[str, re.Pattern[str]]:
 
 
 def _seq_value(number: str, k: str | None) -> int | None:
-    value = float(number) * (K_TOKENS if k else 1)
+    """"8k" is 8,192 tokens and "1M" 1,048,576 (k = 1024, as context sizes are written)."""
+    value = float(number) * {"k": K_TOKENS, "m": K_TOKENS * K_TOKENS}.get(k or "", 1)
     return int(value) if MIN_SEQ <= value <= MAX_SEQ else None
 
 

@@ -24,7 +24,7 @@ QUANTITIES: Mapping[str, re.Pattern[str]] = {
         rf"(?<![\w.])(?:{_MINUS}{_NUMBER}|0)\s?(?:epochs?|轮|輪|에폭|エポック|époques?|epochen|épocas?)(?![a-z])"
         rf"|(?<![a-z])(?:num_train_epochs|epochs?){_SET}(?:{_MINUS}{_NUMBER}|0(?![\d.]))"),
     "concurrency": re.compile(
-        rf"(?<![\w.]){_MINUS}{_NUMBER}\s?(?:concurrent )?(?:users?|people|requests?|sequences?|clients?|用户|用戶|人|명|"
+        rf"(?<![\w.])(?:{_MINUS}{_NUMBER}|0)\s?(?:concurrent )?(?:users?|people|requests?|sequences?|clients?|用户|用戶|人|명|"
         rf"usuarios|nutzer|utilisateurs|người dùng)(?![a-z])"),
     "batch_size": re.compile(rf"(?<![a-z])(?:batch(?: size)?|bs|micro[_ ]batch(?:_size)?){_SET}(?:{_MINUS}{_NUMBER}|0(?![\d.]))"),
     "seq_len": re.compile(

@@ -256,6 +256,10 @@ def verdict_findings(space: ServingSpace, workload: Workload, shape: Shape, plan
         out.append(Finding("fit.none", "fail", {"gpus_tried": gpus_tried}))
     if workload.context_tokens is None:
         out.append(context_growth(space, plan))
+    elif shape.max_context and workload.context_tokens > shape.max_context:
+        out.append(Finding("serving.context_capped", "warn", {
+            "model": workload.model.name if workload.model is not None else shape.name,
+            "asked_context_tokens": workload.context_tokens, "max_context_tokens": shape.max_context}))
     if plan.setup.full_load:
         out.append(Finding("serving.concurrency_assumed", "info", {
             "max_concurrency": plan.sustained, "context_tokens": plan.setup.context_tokens, "gpu": plan.gpu.id}))

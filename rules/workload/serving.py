@@ -162,9 +162,10 @@ def kv_cache_dtype(workload: Workload, weight_format: str, engine: str) -> str:
 
 
 def context_tokens(workload: Workload, shape_max_context: int) -> int:
-    """The context asked for, else the stated default (never above the model's own maximum)."""
+    """The context asked for, else the stated default; never above the model's own maximum (vLLM refuses a
+    --max-model-len over the config's max_position_embeddings: the verdict says it was capped)."""
     if workload.context_tokens:
-        return workload.context_tokens
+        return min(workload.context_tokens, shape_max_context) if shape_max_context else workload.context_tokens
     return min(DEFAULT_CONTEXT_TOKENS, shape_max_context) if shape_max_context else DEFAULT_CONTEXT_TOKENS
 
 
