@@ -70,3 +70,20 @@ def test_the_comparison_line_of_a_mac_names_what_macos_keeps(snapshot: Any) -> N
     text = str(reply.blocks)
     assert "67% of the 36 GB unified memory" in text
     assert "less time per job" in text  # not "94% faster" for a job that takes a sixteenth of the time
+
+
+def test_a_model_bigger_than_the_mac_is_no_not_offload(snapshot: Any) -> None:
+    """DeepSeek-R1 in Q4_K_M is ~380 GiB (671e9 weights at ~4.8 bits); a 192 GB Mac has no other RAM to offload
+    to: what its GPU may not wire is the same memory."""
+    reply = answer("can I run deepseek r1 on my mac studio m2 ultra 192gb?", snapshot=snapshot, now=NOW, lang="en")
+    pinned = reply.verdict.pinned if reply.verdict is not None else None
+    assert pinned is not None and pinned.fits is False and pinned.offload_gib == 0 and pinned.throughput is None
+    assert pinned.needed_gib > 192
+    assert "pinned.offload" not in {f.code for f in reply.verdict.findings}
+    assert "system RAM" not in str(reply.blocks)
+
+
+def test_a_pc_card_still_offloads_to_system_ram(snapshot: Any) -> None:
+    reply = answer("Can I run Llama 3.1 70B on a single RTX 4090?", snapshot=snapshot, now=NOW, lang="en")
+    pinned = reply.verdict.pinned if reply.verdict is not None else None
+    assert pinned is not None and pinned.fits is False and pinned.offload_gib > 0

@@ -100,7 +100,8 @@ def evaluate_pinned(space: ServingSpace, gpu: GpuSpec, count: int) -> tuple[Pinn
     if chosen.fits:
         rate: Rate | None = space.rate(chosen)
         offload = 0.0
-    elif engine in GGUF_ENGINES:  # llama.cpp keeps the layers that do not fit in host RAM (-ngl below all)
+    elif engine in GGUF_ENGINES and not gpu.unified_memory:  # llama.cpp keeps the layers that do not fit in host
+        # RAM (-ngl below all); a Mac has no other RAM: what the GPU may not wire is the same memory, kept by macOS
         rate = space.offload(chosen)
         offload = round(chosen.needed_gib - chosen.has_gib, 1)
     else:  # a paged serving engine has no useful offload for many users: the answer is no, and why
