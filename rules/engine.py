@@ -259,9 +259,10 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     if decided is not None:
         findings.append(decided)
     tier = pick_tier(tables.tier_rows, method, shape.params_b, top[0] if top else None, reference.estimate)
-    named_fit = alternatives.fits.get(pinned_gpu) if pinned_gpu is not None else None
-    named_one_card = (named_fit is not None and named_fit.candidate is not None
-                      and named_fit.candidate.count == 1) if pinned_gpu is not None else None
+    named_one_card = None  # whether one card of the GPU the user named holds the job
+    if pinned_gpu is not None:
+        named = alternatives.fits.get(pinned_gpu)
+        named_one_card = named is not None and named.candidate is not None and named.candidate.count == 1
     findings += guidance_findings(workload, reference.setup, top, gpus, providers, tables, named_one_card)
     if workload.gpu and workload.gpu not in gpus:
         findings.append(Finding("gpu.unknown", "warn", {"gpu": workload.gpu}))

@@ -19,6 +19,7 @@ from knowledge.snapshot import Snapshot
 from rules.engine import DEFAULT_SAMPLES
 from rules.plans.compare import Contender
 from rules.types import GpuSpec, Workload
+from rules.workload.formats import weight_format
 from rules.verdict import Verdict
 
 TRAINING_METHODS = ("qlora", "lora", "full")
@@ -167,8 +168,6 @@ def _like_for_like(verdicts: dict[str, Verdict], base: Workload, workload: Workl
     formats = {"bf16" if o.precision == "fp16" else o.precision for o in own.values() if o is not None and o.precision}
     if len(formats) < 2:
         return verdicts
-    from rules.workload.formats import weight_format
-
     for fmt in sorted(formats, key=lambda f: -weight_format(f).bits):
         again = {g: evaluate(replace(base, gpu=g, objective=workload.objective or "cheapest", quantization=fmt),
                              snapshot, {g: snapshot.gpus[g]}) for g in verdicts}

@@ -69,9 +69,8 @@ _HOURS_BEFORE = re.compile(r"(?<![a-z])(?:gpu[\s-]*)?(?:hours?|hrs|horas?|heures
 
 
 def _hours_of_a_gpu(text: str, spans: tuple[tuple[int, int], ...]) -> bool:
-    """Whether a named GPU is bought as hours of it (renting), not as a card."""
-    lowered = text.lower()
-    return any(_HOURS_AFTER.match(lowered, end) or _HOURS_BEFORE.search(lowered[max(0, start - 24):start])
+    """Whether a named GPU is bought as hours of it (renting), not as a card (`text` is casefolded already)."""
+    return any(_HOURS_AFTER.match(text, end) or _HOURS_BEFORE.search(text[max(0, start - 24):start])
                for start, end in spans)
 
 
@@ -85,8 +84,6 @@ _SIBLING = re.compile(
 
 def _with_sibling_named(text: str) -> str:
     """The second variant of a pair written once ("h100 sxm and pcie") spelled with its GPU ("... and h100 pcie")."""
-    if not _SIBLING.search(text):
-        return text
     return _SIBLING.sub(lambda m: f"{m['base']}{m['sep']}{m['first']} {m['conj']} {m['base']} {m['second']}", text)
 
 

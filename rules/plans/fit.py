@@ -121,7 +121,6 @@ class CandidateSpace:
         self._family = family
         self._preset = find_diffusion_model(workload.model, workload.params_b) if family == "diffusion" else None
         self._permission = permission_for(workload, unified=unified)
-        self.unified = unified
         self._cache: dict[tuple[int, tuple[str, ...]], Candidate] = {}
         self._ladders: dict[int, list[tuple[str, ...]]] = {}
         self._bases: dict[int, Setup] = {}

@@ -110,11 +110,15 @@ def _on_this_gpu(steps: tuple[str, ...], gpu: GpuSpec, engine: str) -> tuple[str
     for step in steps:
         if step == "awq" and not format_supported("awq", gpu, engine) and format_supported("gptq", gpu, engine):
             step = "gptq"
-        if step == "bf16" and not gpu.bf16_support and format_supported("fp16", gpu, engine):
-            step = "fp16"
+        step = _sixteen_bit(step, gpu)
         if format_supported(step, gpu, engine):
             out.append(step)
     return tuple(out)
+
+
+def _sixteen_bit(step: str, gpu: GpuSpec) -> str:
+    """16-bit weights as FP16 on a card without BF16 units (T4, V100): the same two bytes a weight."""
+    return "fp16" if step == "bf16" and not gpu.bf16_support else step
 
 
 def fp8_allowed(gpu: GpuSpec, shape: Shape) -> bool:
@@ -127,9 +131,7 @@ def ladder(workload: Workload, shape: Shape, gpu: GpuSpec, engine: str) -> tuple
     """Precisions to try in order: the one asked for (16-bit as FP16 on cards without BF16 units: vLLM refuses
     bfloat16 below compute capability 8.0), else quality first for the engine."""
     if workload.quantization:
-        if workload.quantization == "bf16" and not gpu.bf16_support:
-            return ("fp16",)
-        return (workload.quantization,)
+        return (_sixteen_bit(workload.quantization, gpu),)
     if engine in GGUF_ENGINES:
         steps: tuple[str, ...] = GGUF_LADDER
     elif engine == "mlx":
