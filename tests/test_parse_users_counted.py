@@ -20,6 +20,16 @@ CASES = [
     ("Qwen2.5-32B für 50 Leute gleichzeitig bereitstellen", 50),
     ("Llama 3.1 8B für 40 Mitarbeiter bereitstellen", 40),
     ("triển khai Qwen2.5-7B cho 50 người", 50),
+    # the people a team names by their job: developers, students, colleagues ...
+    ("what gpu to serve qwen2.5-coder 32b for 20 developers", 20),
+    ("serve llama 3 8b for 30 students", 30),
+    ("servir Qwen2.5-Coder 32B para 20 desarrolladores", 20),
+    ("héberger Qwen2.5-Coder 32B pour 20 développeurs", 20),
+    ("Qwen2.5-Coder 32B für 20 Entwickler bereitstellen", 20),
+    ("部署Qwen2.5-Coder 32B给20个开发者用", 20),
+    ("Qwen2.5-Coder 32Bを開発者20名で使いたい", 20),
+    ("ユーザー数50でLlama 3 8Bをサービング", 50),
+    ("triển khai Qwen2.5-Coder 32B cho 20 lập trình viên", 20),
 ]
 
 
@@ -44,3 +54,10 @@ def test_the_fifty_are_provisioned_not_dropped(snapshot: Any) -> None:
 
 def test_a_compound_word_is_not_a_head_count(snapshot: Any) -> None:
     assert parse("Llama 3.1 8B auf 2 Personen-PCs", snapshot=snapshot).concurrency is None
+
+
+@pytest.mark.parametrize("text", ["a team of 20 engineers wants to fine-tune llama 3 8b",
+                                  "we have 3 engineers and want to fine-tune llama 3 8b"])
+def test_a_team_that_trains_is_not_an_endpoint(text: str, snapshot: Any) -> None:
+    ask = parse(text, snapshot=snapshot)
+    assert ask.method == "lora" and ask.concurrency is None

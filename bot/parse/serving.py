@@ -71,16 +71,20 @@ _USERS_AFTER = (
     r"(?:(?:concurrent|simultaneous|parallel|active|gleichzeitigen?|parallelen?|aktiven?)\s)?(?:users?|requests?|"
     r"nutzern?|anfragen|sessions?|clients?|"
     r"people|employees|customers|agents|personas|empleados|personnes|employés|leute|personen|mitarbeiter(?:n)?|"
+    r"developers|devs|engineers|researchers|students|colleagues|teammates|staff|analysts|desarrolladores|"
+    r"ingenieros|estudiantes|colegas|développeurs|ingénieurs|étudiants|collègues|entwickler(?:n)?|kollegen|"
+    r"ingenieure(?:n)?|studenten|studierende(?:n)?|"
     r"mitarbeitende(?:n)?)(?:\s(?:at once|concurrently|simultaneously|in parallel|a la vez|al mismo tiempo|"
     r"en même temps|simultanément|gleichzeitig))?|"
     r"concurrent|concurrency|个?并发|個?並發|个?用户同时|个?人同时|并发用户|名?(?:의)?\s?동시\s?(?:접속|사용자|요청)|명|"
-    r"[个個位名]?(?:人|用户|用戶|同事|员工|員工)(?:同时|同時)?|同時接続|ユーザー|リクエスト|usuarios?(?:\s(?:simultáneos|concurrentes))?|nutzer(?:n)?|anfragen|"
-    r"utilisateurs?(?:\s(?:simultanés|concurrents))?|người(?: dùng)?(?:\s(?:đồng thời))?"
+    r"[个個位名]?(?:人|用户|用戶|同事|员工|員工|开发者|開發者|开发人员|程序员|研究员|学生|學生)(?:同时|同時)?|"
+    r"名?(?:の)?(?:開発者|エンジニア|社員|研究者|学生)|同時接続|ユーザー|リクエスト|usuarios?(?:\s(?:simultáneos|concurrentes))?|nutzer(?:n)?|anfragen|"
+    r"utilisateurs?(?:\s(?:simultanés|concurrents))?|người(?: dùng)?(?:\s(?:đồng thời))?|lập trình viên|nhân viên|kỹ sư"
 )
 _USERS_BEFORE = (
     r"concurrency(?: of)?|concurrent users|concurrent requests|并发(?:数|量|用户)?|並發|同时在线|同時在線|"
     r"동시\s?접속(?:자)?|동시\s?사용자|동시\s?요청|同時接続(?:数)?|同時アクセス(?:数)?|同時リクエスト(?:数)?|"
-    r"max[-_ ]num[-_ ]seqs|--parallel|-np|batch of|team of|同時|同时"
+    r"max[-_ ]num[-_ ]seqs|--parallel|-np|batch of|team of|同時|同时|開発者|エンジニア|社員|ユーザー(?:数)?"
 )
 # "500 requests per second" is a rate, not 500 requests in flight.
 _NOT_A_RATE = r"(?!\s?(?:per|a|/|每|mỗi|pro|par|por|je)\s?(?:second|sec|s\b|秒|giây|sekunde|seconde|segundo))"
@@ -104,7 +108,10 @@ _PER_USER = re.compile(r"per (?:user|request|stream|sequence|person)|each|每(?:
 _TOTAL = re.compile(r"total|aggregate|overall|in all|combined|总|總|합계|전체|合計|全体|en total|insgesamt|au total|tổng")
 _ANCHORS = ("user", "request", "session", "client", "max-num-seqs", "max_num_seqs", "max num seqs", "people", "concurren", "并发", "並發", "同时", "同時",
             "用户", "用戶", "同事", "员工", "員工", "persona", "emplead", "personne", "employé", "leute", "person",
-            "mitarbeit",
+            "mitarbeit", "developer", "devs", "engineer", "researcher", "student", "colleague", "teammate", "staff",
+            "analyst", "desarroll", "ingenier", "estudiant", "colega", "développeur", "ingénieur", "étudiant", "collègue",
+            "entwickler", "kollegen", "studenten", "studierende", "开发", "開發", "程序员", "研究员", "学生", "學生", "開発者",
+            "エンジニア", "社員", "研究者", "lập trình viên", "nhân viên", "kỹ sư",
             "동시", "명", "人", "ユーザー", "usuario", "nutzer", "utilisateur", "người", "qps", "rps", "req",
             "每秒", "초당", "秒", "tok", "t/s", "tps", "parallel", "-np", "batch of", "employees", "customers",
             "agents", "simultan", "team of", "anfragen", "peticiones", "solicitudes", "requête", "mỗi giây", "yêu cầu",
