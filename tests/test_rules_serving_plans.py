@@ -210,3 +210,30 @@ def test_a_card_count_tensor_parallelism_cannot_use_is_split_by_layers():
     v = run(Workload(model=LLAMA_70B, method="serving", concurrency=2, gpu="rtx-3090", gpus=3))
     assert v.pinned is not None and v.pinned.count == 3 and v.pinned.fits
     assert v.command is not None and v.command.engine == "llama.cpp"
+
+
+KV_BYTES_PER_TOKEN_70B = 2 * 80 * 8 * 128 * 2  # K and V, 80 layers, 8 KV heads of 128, bf16 (config.json)
+
+
+def test_a_near_miss_at_the_assumed_context_says_how_long_a_context_fits():
+    """Llama 3.1 70B in FP8 on one H100 80GB: its weights (~67.7 GiB) fill the card, and one sequence of the
+    assumed 4,096 tokens (1.25 GiB of KV) tips it over. The answer stays no at 4,096 and says the longest
+    context that fits: the free memory beside the fixed parts over 327,680 B a token, in steps of 256."""
+    v = run(Workload(model=LLAMA_70B, method="running", gpu="h100-sxm-80gb", gpus=1, quantization="fp8"))
+    p = v.pinned
+    assert p is not None and not p.fits and p.precision == "fp8"
+    found = codes(v)["pinned.context"]
+    assert found["context_tokens"] == 4096 and found["precision"] == "fp8"
+    shorter = int(found["max_context"])
+    assert shorter % 256 == 0 and 1024 <= shorter < 4096
+    kv_4k = 4096 * KV_BYTES_PER_TOKEN_70B / 2**30
+    fixed = p.needed_gib - kv_4k  # the card's need less one 4,096-token cache
+    assert fixed + shorter * KV_BYTES_PER_TOKEN_70B / 2**30 <= p.has_gib + 0.05
+    assert fixed + (shorter + 256) * KV_BYTES_PER_TOKEN_70B / 2**30 > p.has_gib - 0.05
+
+
+def test_no_shorter_context_when_it_fits_or_when_the_weights_alone_do_not():
+    fits = run(Workload(model=LLAMA_70B, method="running", gpu="h200", gpus=1, quantization="fp8"))
+    assert fits.pinned is not None and fits.pinned.fits and "pinned.context" not in codes(fits)
+    weights_too_big = run(Workload(model=LLAMA_70B, method="running", gpu="rtx-4090", gpus=1))
+    assert "pinned.context" not in codes(weights_too_big)

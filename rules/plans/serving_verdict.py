@@ -45,6 +45,9 @@ from rules.workload.serving import (
 from rules.workload.shapes import Shape
 
 TOP_OPTIONS = 3
+# A context below this is no use for a chat or a completion (a system prompt and a question fill it).
+MIN_USEFUL_CONTEXT = 1024
+CONTEXT_ROUNDING = 256
 
 
 def search_counts(workload: Workload, *, pinned: bool) -> tuple[int, ...]:
@@ -114,7 +117,26 @@ def evaluate_pinned(space: ServingSpace, gpu: GpuSpec, count: int) -> tuple[Pinn
             "gpu": gpu.id, "gpus": count, "precision": chosen.setup.weight_format,
             "max_concurrency": chosen.sustained, "concurrency": chosen.setup.concurrency,
             "context_tokens": chosen.setup.context_tokens}))
+    shorter = shorter_context(chosen)
+    if shorter is not None:
+        findings.append(Finding("pinned.context", "info", {
+            "gpu": gpu.id, "gpus": count, "precision": chosen.setup.weight_format, "max_context": shorter,
+            "context_tokens": chosen.setup.context_tokens}))
     return pinned, chosen, findings
+
+
+def shorter_context(plan: ServingPlan) -> int | None:
+    """For one sequence that does not fit at its context while the weights and the engine's fixed parts do: the
+    longest context whose KV cache fits beside them, rounded down to 256 tokens (vLLM's `--max-model-len`,
+    llama.cpp's `-c`); None when it does fit, when not even MIN_USEFUL_CONTEXT tokens would, or for several
+    sequences (fewer users is then the other lever, `pinned.users`). KV bytes are taken as linear in the context,
+    which is exact for full attention and conservative for sliding-window layers (their cache stops growing)."""
+    setup, memory = plan.setup, plan.memory
+    if plan.fits or setup.concurrency != 1 or setup.context_tokens <= 0 or memory.kv_per_sequence <= 0:
+        return None
+    free = plan.has_gib * GIB - memory.fixed
+    tokens = int(free / (memory.kv_per_sequence / setup.context_tokens)) // CONTEXT_ROUNDING * CONTEXT_ROUNDING
+    return tokens if MIN_USEFUL_CONTEXT <= tokens < setup.context_tokens else None
 
 
 def context_growth(space: ServingSpace, plan: ServingPlan) -> Finding:
