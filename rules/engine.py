@@ -214,13 +214,15 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     unified = pinned_gpu is not None and gpus[pinned_gpu].unified_memory
     pinned_space = CandidateSpace(work, shape, method, 0.1 if shape.assumed else 0.0, family,
                                   unified=True) if unified else space
-    found = search(pool, pinned_space, counts, work, offers_by_gpu, shape, tables, providers, offer_book)
+    fastest = objective == "fastest" and not workload.gpus and hours_known
+    found = search(pool, pinned_space, counts, work, offers_by_gpu, shape, tables, providers, offer_book,
+                   fastest=fastest)
     constrained = apply_constraints(found.scored, work)
     ranked = rank_scored(constrained.kept, objective, hours_known)
     if pinned_gpu is not None or (workload.gpus and not ranked):
         alt_counts = counts_for(replace(work, gpus=None), "diffusion" if family == "diffusion" else method)
         alternatives = search(trainable, space, alt_counts, work, offers_by_gpu, shape, tables, providers,
-                              offer_book)
+                              offer_book, fastest=objective == "fastest" and hours_known)
         alt_constrained = apply_constraints(alternatives.scored, work)
         shown = shown_options(ranked, rank_scored(alt_constrained.kept, objective, hours_known), pinned_gpu)
         extra_rejections = [r for r in alternatives.rejections if r.gpu_id != pinned_gpu]

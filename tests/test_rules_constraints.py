@@ -76,7 +76,7 @@ def test_a_looser_deadline_grows_the_cheapest_plan():
 def test_a_tight_deadline_adds_gpus_of_the_same_type():
     """A deadline a third of one H100's hours: sharded over an NVLink node, hours fall about as 1/GPUs, so
     the H100 plan grows to 4 or more cards rather than being dropped."""
-    one = run(replace(JOB, objective="fastest"))
+    one = run(replace(JOB, objective="fastest", gpus=1))
     single = hours_of(one, "h100-sxm-80gb")
     verdict = run(replace(JOB, deadline_hours=single / 3))
     h100 = next(o for o in verdict.options if o.gpu_id == "h100-sxm-80gb")
@@ -110,3 +110,28 @@ def test_objectives_are_honoured_within_the_constraint():
     assert [o.count for o in simplest.options] == sorted(o.count for o in simplest.options)
     decided = finding(fastest, "rank.decided_by")
     assert decided.numbers["constraint"] == "objective" and decided.numbers["objective"] == "fastest"
+
+
+def test_fastest_grows_a_plan_to_more_cards_of_its_type():
+    """'Fastest' is not the fewest cards that fit: sharded over an NVLink node the hours fall about as 1/GPUs, so
+    each quick plan grows (`speed.scaled`), here to a whole node, and at least at half the parallel efficiency
+    of its one-card plan (8 cards: at least 4x faster)."""
+    single = run(replace(JOB, objective="fastest", gpus=1))
+    verdict = run(replace(JOB, objective="fastest"))
+    top = verdict.options[0]
+    assert top.count > 1 and top.hours < hours_of(single, top.gpu_id)
+    for grew in (f for f in verdict.findings if f.code == "speed.scaled"):
+        ratio = grew.numbers["gpus"] / grew.numbers["gpus_from"]
+        assert grew.numbers["hours_from"] / grew.numbers["hours"] >= 0.5 * ratio
+    assert any(f.code == "speed.scaled" and f.numbers["gpu"] == top.gpu_id for f in verdict.findings)
+
+
+def test_fastest_stays_in_one_node_for_a_job_a_node_finishes_within_a_day():
+    verdict = run(replace(JOB, objective="fastest"))
+    assert verdict.options[0].hours < 24 and all(o.count <= 8 for o in verdict.options)
+
+
+def test_cheapest_and_balanced_keep_the_fewest_cards():
+    for objective in ("cheapest", "balanced"):
+        verdict = run(replace(JOB, objective=objective))
+        assert not any(f.code == "speed.scaled" for f in verdict.findings)

@@ -51,6 +51,7 @@ def _renderer(name: str) -> Callable[[Any, Formatter], str]:
     if name.endswith("context_tokens"):
         return _exact  # a context is read exactly ("4,096"), not rounded like a dataset ("4.1K")
     name = _SIZE_SUFFIX.sub("", name)  # needed_gib_32k: GiB, at a 32k context
+    name = name.removesuffix("_from")  # hours_from: the figure before a change, in the same unit
     if "_usd_per_" in name and not name.endswith("hour"):  # rent_usd_per_job: money per something
         return _money
     for unit, render in _BY_UNIT:

@@ -62,9 +62,24 @@ def with_findings(option: Option, gpu: GpuSpec, setup: Setup, workload: Workload
     return replace(option, findings=option_findings(option, gpu, setup, workload, tables) + prices + extra)
 
 
+# "Fastest" grows the plans of the SPEED_SCALE_TOP quickest GPUs to more cards of their type, while each step
+# cuts the job's hours by at least MIN_SPEEDUP (doubling the cards for less is money for nothing; and beyond
+# one node the collectives of a sharded plan can make it slower, rules.speed.training.comm_seconds).
+SPEED_SCALE_TOP = 8
+MIN_SPEEDUP = 1.1
+# ... and at no less than half the parallel efficiency of the smallest plan: four times its cards must at least
+# halve its hours.
+MIN_EFFICIENCY = 0.5
+# Beyond one node only for a job that one node of the card would still be at for more than a day: a cluster of
+# several nodes is provisioned and wired for long runs, and a job one node finishes within the day gains
+# minutes at the price of bringing up a multi-node fabric (an assumption, stated in the finding's numbers).
+MULTINODE_MIN_HOURS = 24.0
+
+
 def search(pool: Mapping[str, GpuSpec], space: CandidateSpace, counts: tuple[int, ...], work: Workload,
            offers_by_gpu: Mapping[str, Sequence[Offer]], shape: Shape, tables: RuleTables,
-           providers: Mapping[str, Provider], book: OfferBook | None = None) -> Search:
+           providers: Mapping[str, Provider], book: OfferBook | None = None, *, fastest: bool = False) -> Search:
+    """`fastest`: the objective is speed and the user named no count (see SPEED_SCALE_TOP)."""
     scored: list[Scored] = []
     rejections: list[Rejection] = []
     scaled: list[Finding] = []
@@ -94,7 +109,58 @@ def search(pool: Mapping[str, GpuSpec], space: CandidateSpace, counts: tuple[int
                     "gpu": gpu_id, "gpus_from": first.count, "hours_from": first.job_hours or 0.0,
                     "gpus": option.count, "hours": option.job_hours or 0.0, "deadline_hours": deadline}))
         scored.append(option)
+    if fastest and len(counts) > 1:
+        _scale_fastest(scored, scaled, pool, fits, space, counts, work, offers_by_gpu, scorer, book is None)
     return Search(scored, rejections, fits, scaled)
+
+
+def _scale_fastest(scored: list[Scored], scaled: list[Finding], pool: Mapping[str, GpuSpec], fits: FitTable,
+                   space: CandidateSpace, counts: tuple[int, ...], work: Workload,
+                   offers_by_gpu: Mapping[str, Sequence[Offer]], scorer: Scorer, own_offers: bool) -> None:
+    """The quickest plans grown to the card count that finishes soonest (in place), each with `speed.scaled`."""
+    # The quickest priced plans first (the answer shows priced plans first), then the unpriced.
+    timed = sorted((i for i, s in enumerate(scored) if s.hours is not None),
+                   key=lambda i: (scored[i].offer is None, scored[i].hours or 0.0))
+    for i in timed[:SPEED_SCALE_TOP]:
+        first = scored[i]
+        assert isinstance(first, PlanScore)
+        gpu = pool[first.gpu_id]
+        offers = offers_by_gpu.get(first.gpu_id, ()) if own_offers else ()
+        option = _scale_for_speed(first, fits[first.gpu_id], gpu, space, counts, work, offers, scorer)
+        if option is not first:
+            scored[i] = option
+            scaled.append(Finding("speed.scaled", "info", {
+                "gpu": first.gpu_id, "gpus_from": first.count, "hours_from": first.job_hours or 0.0,
+                "gpus": option.count, "hours": option.job_hours or 0.0}))
+
+
+def _scale_for_speed(first: PlanScore, fit: Fit, gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...],
+                     work: Workload, offers: Sequence[Offer], scorer: Scorer) -> PlanScore:
+    """More GPUs of the same type: the largest count MIN_SPEEDUP faster than the best so far and at least
+    MIN_EFFICIENCY parallel efficiency against the smallest plan (hours x cards within 1 / MIN_EFFICIENCY)."""
+    assert fit.candidate is not None and first.hours is not None
+    tables = scorer.tables
+    host_ram = tables.training.host_ram_gib_per_gpu.get(gpu.segment, float("inf"))
+    one_node = gpu.segment == "consumer" or not gpu.multinode_fabric
+    best: tuple[float, Candidate] | None = None
+    best_hours = first.hours
+    for count in (c for c in counts if c > fit.candidate.count and (c <= GPUS_PER_NODE or not one_node)):
+        larger = fit_gpu(gpu, space, (count,), tables.headroom_fraction, host_ram_gib=host_ram, with_need=False)
+        if larger.candidate is None:
+            continue
+        tokens = dataset_tokens(work, larger.candidate.setup)
+        if not larger.candidate.setup.timed or tokens is None:
+            return first
+        if count > GPUS_PER_NODE and best_hours <= MULTINODE_MIN_HOURS:
+            break
+        hours = plan_hours(tokens, larger.candidate, gpu, scorer.shape, tables, work, scorer.memo)
+        if hours <= 0:
+            continue
+        if best_hours / hours >= MIN_SPEEDUP and first.hours / hours >= MIN_EFFICIENCY * count / fit.candidate.count:
+            best, best_hours = (hours, larger.candidate), hours
+    if best is None:
+        return first
+    return scorer.score(best[1], gpu, offers, known_hours=best[0])
 
 
 def _scale_for_deadline(first: PlanScore, fit: Fit, gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...],
