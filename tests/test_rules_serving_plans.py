@@ -237,3 +237,16 @@ def test_no_shorter_context_when_it_fits_or_when_the_weights_alone_do_not():
     assert fits.pinned is not None and fits.pinned.fits and "pinned.context" not in codes(fits)
     weights_too_big = run(Workload(model=LLAMA_70B, method="running", gpu="rtx-4090", gpus=1))
     assert "pinned.context" not in codes(weights_too_big)
+
+
+def test_4_bit_asked_of_llama_cpp_is_its_q4_k_m_level_in_verdict_matrix_and_command():
+    """'Qwen2.5-72B in 4bit on two 3090s' runs on llama.cpp (one user, desktop cards), whose 4-bit file is a GGUF
+    level: the verdict, the fit matrix's row and the launch line must all be that one level (Q4_K_M, 4.89 bits a
+    weight), not a vLLM-sized 4-bit row beside a llama.cpp verdict."""
+    qwen72 = catalog_model("qwen2.5-72b")
+    v = run(Workload(model=qwen72, method="running", gpu="rtx-3090", gpus=2, quantization="int4"))
+    assert v.pinned is not None and v.pinned.precision == "gguf-q4_k_m"
+    row = next(m for m in v.precisions if m.precision == "gguf-q4_k_m")
+    assert row.needed_gib == v.pinned.needed_gib and row.fits == v.pinned.fits
+    assert "int4" not in {m.precision for m in v.precisions}
+    assert v.command is not None and any("Q4_K_M" in arg for arg in v.command.argv)

@@ -57,7 +57,7 @@ def recommendation_reply(workload: Workload, *, snapshot: Snapshot, lang: str, q
         verdict=verdict, gpus=snapshot.gpus, providers=snapshot.providers, model_label=model_label(verdict),
         method=method,
         prices_at=snapshot.prices_as_of(),
-        question=question, ignored=tuple(ignored), buttons=what_if_buttons(verdict, state),
+        question=question, ignored=tuple(ignored), buttons=what_if_buttons(verdict, state, snapshot.gpus),
         extra_sections=extra_sections, read_as=_read_as(ask, workload, snapshot),
     )
     kind = "serving" if method in SERVING_METHODS else "recommendation"  # the serving card: tokens/s, $/M tokens
@@ -74,8 +74,10 @@ def _read_as(ask: Ask | None, workload: Workload, snapshot: Snapshot) -> tuple[f
     return None
 
 
-def what_if_buttons(verdict: Verdict, state: ButtonState) -> tuple[WhatIf, ...]:
-    """QLoRA/LoRA/full, more/fewer GPUs, spot or on-demand, compare top two, share — each with its state."""
+def what_if_buttons(verdict: Verdict, state: ButtonState,
+                    gpus: Mapping[str, GpuSpec] | None = None) -> tuple[WhatIf, ...]:
+    """QLoRA/LoRA/full, more/fewer GPUs, spot or on-demand, compare top two, share — each with its state. An FP8
+    what-if only where the card in question (the named one, else the top pick) has FP8 (`gpus` given)."""
     method = str(verdict.assumptions.get("method", ""))
     buttons: list[WhatIf] = []
     if method in TRAINING_METHODS:
@@ -87,7 +89,12 @@ def what_if_buttons(verdict: Verdict, state: ButtonState) -> tuple[WhatIf, ...]:
         shown = {o.precision for o in verdict.options[:1]}
         if verdict.pinned is not None:
             shown.add(verdict.pinned.precision)
+        card_id = verdict.pinned.gpu if verdict.pinned is not None else (
+            verdict.options[0].gpu_id if verdict.options else None)
+        card = gpus.get(card_id) if gpus is not None and card_id is not None else None
         for fmt in WHAT_IF_FORMATS:
+            if fmt == "fp8" and card is not None and not card.fp8_support:
+                continue
             if fmt not in shown and verdict.workload.quantization != fmt:
                 buttons.append(WhatIf(f"whatif.quant.{fmt}", f"btn.quant.{fmt}",
                                       actions.with_workload(state, quantization=fmt)))

@@ -69,11 +69,16 @@ def fit_matrix(space: ServingSpace, gpu: GpuSpec, count: int) -> tuple[Precision
     """bf16, fp8 (where allowed), int8, 4-bit and the GGUF levels on this hardware: need, fit, caveat code."""
     default = space.engine(gpu)
     wanted = list(matrix_precisions(space.shape, gpu, default))
-    if space.workload.quantization and space.workload.quantization not in wanted:
-        wanted.append(space.workload.quantization)
+    # The format asked for, as the verdict sizes it (a GGUF engine's "4-bit" is its Q4_K_M level).
+    asked = ladder(space.workload, space.shape, gpu, default)[0] if space.workload.quantization else None
+    if asked and asked not in wanted:
+        wanted.append(asked)
     out = []
     for precision in wanted:
-        plan = space.plan(gpu, count, precision, _engine_for(precision, gpu, default))
+        # The format the user asked for on the engine the verdict sized it with (evaluate_pinned), so the row
+        # and the verdict agree ("4-bit" on a 3090 run with llama.cpp is llama.cpp's 4-bit, not vLLM's).
+        engine = default if precision == asked else _engine_for(precision, gpu, default)
+        plan = space.plan(gpu, count, precision, engine)
         out.append(PrecisionFit(precision, plan.fits, round(plan.needed_gib, 1), round(plan.has_gib, 1),
                                 QUALITY_CODES[weight_format(precision).family]))
     return tuple(out)

@@ -29,6 +29,8 @@ CONTEXT_STEPS = (4096, 32768, 131072)
 PAGED_LADDER = ("bf16", "fp8", "int8", "awq")
 GGUF_LADDER = ("bf16", "gguf-q8_0", DEFAULT_GGUF)
 MLX_LADDER = ("bf16", "int8", "int4")
+# "4-bit" or "8-bit" asked of a GGUF engine: the GGUF level its launch line loads (plans.command), sized as such.
+GGUF_FOR_BITS = {"int4": DEFAULT_GGUF, "int8": "gguf-q8_0"}
 # Shown in the fit matrix beside the ladder: the levels a llama.cpp/Ollama/Apple user chooses between.
 MATRIX_PRECISIONS = ("bf16", "fp8", "int8", "awq")
 QUALITY_CODES = {"16bit": "quant.none", "fp8": "quant.fp8", "int8": "quant.int8", "4bit": "quant.4bit",
@@ -131,7 +133,8 @@ def ladder(workload: Workload, shape: Shape, gpu: GpuSpec, engine: str) -> tuple
     """Precisions to try in order: the one asked for (16-bit as FP16 on cards without BF16 units: vLLM refuses
     bfloat16 below compute capability 8.0), else quality first for the engine."""
     if workload.quantization:
-        return (_sixteen_bit(workload.quantization, gpu),)
+        asked = _sixteen_bit(workload.quantization, gpu)
+        return (GGUF_FOR_BITS.get(asked, asked) if engine in GGUF_ENGINES else asked,)
     if engine in GGUF_ENGINES:
         steps: tuple[str, ...] = GGUF_LADDER
     elif engine == "mlx":

@@ -1,0 +1,26 @@
+"""The what-if buttons of a serving card offer only what the card in question can do."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+NOW = datetime(2026, 11, 26, tzinfo=UTC)
+
+
+def _labels(text: str, snapshot: Any) -> set[str]:
+    from bot.answer.pipeline import answer
+
+    reply = answer(text, snapshot=snapshot, now=NOW, lang="en")
+    return {str(e.get("action_id")) for block in reply.blocks if block.get("type") == "actions"
+            for e in block.get("elements", ())}
+
+
+def test_no_fp8_what_if_on_a_card_without_fp8(snapshot: Any) -> None:
+    """The RTX 3090 (Ampere) has no FP8 tensor cores (NVIDIA Ampere GA102 whitepaper): no 'What if FP8'."""
+    assert "whatif.quant.fp8" not in _labels("can I run Qwen2.5-72B in 4bit on two 3090s", snapshot)
+
+
+def test_fp8_what_if_on_a_card_with_fp8(snapshot: Any) -> None:
+    """The H100 has FP8 (Hopper): serving Llama 3 8B there in BF16 offers the FP8 what-if."""
+    assert "whatif.quant.fp8" in _labels("serve llama 3 8b on one H100 in bf16", snapshot)
