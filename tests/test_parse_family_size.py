@@ -21,6 +21,10 @@ CASES = [
     ("gemma 27b on a 4090", "gemma-3-27b"),
     ("serve qwen 7b", "qwen2.5-7b"),  # Qwen2.5 7B (7.62e9) is the family's newest at 7B; Qwen3 is 8B
     ("run llama 3b", "llama-3.2-3b"),  # Llama 3.2 3B (3.21e9)
+    # Named by the size though the count is further off than 15 %: Llama 3.2 1B has 1.24e9 parameters (config);
+    # "qwen 1.5b" is the model called 1.5B (Qwen2.5 1.5B, 1.54e9), not the newer Qwen3 1.7B.
+    ("run llama 1b on my laptop", "llama-3.2-1b"),
+    ("qwen 1.5b on a 3060", "qwen2.5-1.5b"),
 ]
 
 

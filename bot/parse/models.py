@@ -158,10 +158,12 @@ def _pick(candidates: tuple[str, ...], size: SizeMention | None, family: str, sn
     """
     if size is None:
         return None
-    fitting = [
-        m for m in candidates
-        if m in snapshot.models and abs(snapshot.models[m].params_b - size.params_b) <= 0.15 * size.params_b
-    ]
+    # Named by the size first ("qwen 1.5b" is Qwen2.5 1.5B, not Qwen3 1.7B; "llama 1b" is Llama 3.2 1B though it
+    # has 1.24 B parameters), else within 15 % of it.
+    nominal = _size_text(size.params_b)
+    known = [m for m in candidates if m in snapshot.models]
+    fitting = [m for m in known if nominal in m.split("-")] or [
+        m for m in known if abs(snapshot.models[m].params_b - size.params_b) <= 0.15 * size.params_b]
     key = family.replace(" ", "-")
     own = [m for m in fitting if m.startswith(key)]
     # The family's own releases before its derivatives: "llama 70b" is Llama 3.3 70B, not Nemotron 70B
