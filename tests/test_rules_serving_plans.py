@@ -250,3 +250,31 @@ def test_4_bit_asked_of_llama_cpp_is_its_q4_k_m_level_in_verdict_matrix_and_comm
     assert row.needed_gib == v.pinned.needed_gib and row.fits == v.pinned.fits
     assert "int4" not in {m.precision for m in v.precisions}
     assert v.command is not None and any("Q4_K_M" in arg for arg in v.command.argv)
+
+
+def test_a_total_budget_to_run_a_model_lists_cards_to_buy_within_it():
+    """'buy a GPU for under $2000 to run 30B models': cards whose list price x count is at most $2,000 and that
+    hold a 30B model, fastest per user first. The RTX 4090 (NVIDIA's launch price $1,599) holds a 30B in 4-bit
+    (30e9 x 4.89 / 8 B = 17.1 GiB of Q4_K_M weights in 24 GB), so it is among them."""
+    from decimal import Decimal
+
+    v = run(Workload(params_b=30.0, method="running", budget_usd=Decimal(2000)))
+    buys = [f.numbers for f in v.findings if f.code == "buy.within_budget"]
+    assert 1 <= len(buys) <= 3 and not any(f.code == "buy.none_within" for f in v.findings)
+    for b in buys:
+        gpu = GPUS[str(b["gpu"])]
+        assert float(b["purchase_usd"]) == pytest.approx(int(b["gpus"]) * float(gpu.purchase_usd))
+        assert float(b["purchase_usd"]) <= 2000
+    speeds = [float(b["output_tokens_per_s_per_user"]) for b in buys]
+    assert speeds == sorted(speeds, reverse=True)
+    assert "rtx-4090" in {b["gpu"] for b in buys} or min(speeds) > 40
+
+
+def test_no_card_within_a_small_budget_says_so_and_a_named_card_gets_no_shopping_list():
+    from decimal import Decimal
+
+    small = run(Workload(model=LLAMA_70B, method="running", budget_usd=Decimal(500)))
+    assert any(f.code == "buy.none_within" for f in small.findings)
+    assert not any(f.code == "buy.within_budget" for f in small.findings)
+    mine = run(Workload(model=LLAMA_70B, method="running", gpu="rtx-4090", gpus=1, budget_usd=Decimal(2000)))
+    assert not any(f.code.startswith("buy.within") or f.code == "buy.none_within" for f in mine.findings)

@@ -52,7 +52,8 @@ def verdict_text(view: RecommendationView, f: Formatter) -> str:
     if verdict.pinned is not None:
         lines.append(pinned_text(view, verdict.pinned, f))
     pinned_findings = sorted((x for x in verdict.findings if x.code in PINNED_CODES),
-                             key=lambda x: (PINNED_CODES.index(x.code), float(x.numbers.get("gpus", 0))))
+                             key=lambda x: (PINNED_CODES.index(x.code),
+                                            float(x.numbers.get("gpus", 0)) if x.code == "pinned.more_gpus" else 0.0))
     lines += [coded_text("finding", x.code, x.numbers, f, **_gpu_name(view, x.numbers)) for x in pinned_findings]
     top = verdict.options[0] if verdict.options else None
     if top is None:

@@ -47,6 +47,7 @@ from rules.workload.shapes import Shape
 TOP_OPTIONS = 3
 # A context below this is no use for a chat or a completion (a system prompt and a question fill it).
 MIN_USEFUL_CONTEXT = 1024
+BUY_OPTIONS = 3  # cards to buy within a budget, shown
 CONTEXT_ROUNDING = 256
 
 
@@ -239,6 +240,8 @@ def evaluate_serving(workload: Workload, method: str, shape: Shape, findings: li
         if pinned.fits:
             offer = price(pinned_plan, offers_by_gpu.get(pinned_gpu.id, ()), workload, tables, providers, offer_book)
             pinned_scored = score(pinned_plan, space, offer)
+    if workload.budget_usd is not None and workload.budget_usd_per_hour is None and pinned_gpu is None:
+        findings += buy_within_budget(space, gpus, float(workload.budget_usd))
     shown = _shown(ranked, pinned_scored)[:TOP_OPTIONS]
     top = tuple(_with_findings(to_option(s, space), gpus[s.plan.gpu.id], workload,
                                offers_by_gpu.get(s.plan.gpu.id, ()), tables) for s in shown)
@@ -261,6 +264,39 @@ def evaluate_serving(workload: Workload, method: str, shape: Shape, findings: li
     tier = pick_tier(tables.tier_rows, method, shape.params_b, top[0] if top else None, memory)
     return Verdict(workload, assumptions, defaulted, memory, top, notable, tuple(findings), tier,
                    pinned=pinned, command=command, precisions=matrix)
+
+
+def buy_within_budget(space: ServingSpace, gpus: Mapping[str, GpuSpec], budget_usd: float) -> list[Finding]:
+    """A total budget for a model to serve or run is money to buy hardware with ("buy a GPU under $2000 to run
+    30B"): the cards whose list price (`purchase_usd`, dated) times the count stays within it and that hold
+    the model, fastest per user first (then cheaper), one per architecture and speed; else that none does."""
+    rows: list[tuple[float, float, GpuSpec, ServingPlan]] = []
+    for gpu in gpus.values():
+        if gpu.purchase_usd is None or gpu.purchase_usd <= 0:
+            continue
+        unit = float(gpu.purchase_usd)
+        counts = tuple(c for c in SERVING_COUNTS if c * unit <= budget_usd)
+        found = fit_serving(gpu, space, counts) if counts else None
+        if isinstance(found, ServingPlan):
+            rows.append((space.rate(found).output_tokens_per_s_per_user, found.setup.gpus * unit, gpu, found))
+    if not rows:
+        return [Finding("buy.none_within", "info", {"budget_usd": budget_usd})]
+    out: list[Finding] = []
+    seen: set[tuple[str, int]] = set()
+    for per_user, cost, gpu, plan in sorted(rows, key=lambda r: (-r[0], r[1], r[2].id)):
+        key = (gpu.architecture, round(per_user))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(Finding("buy.within_budget", "info", {
+            "gpu": gpu.id, "gpus": plan.setup.gpus, "purchase_usd": round(cost, 2), "price_basis": "new",
+            # the launch list price (knowledge/data/SOURCES.md): its date where the catalog has one, else launch year
+            "price_year": str(gpu.purchase_date.year if gpu.purchase_date else gpu.release_year),
+            "precision": plan.setup.weight_format, "output_tokens_per_s_per_user": round(per_user, 1),
+            "budget_usd": budget_usd}))
+        if len(out) == BUY_OPTIONS:
+            break
+    return out
 
 
 def _reference(space: ServingSpace, gpus: Mapping[str, GpuSpec]) -> ServingPlan:
