@@ -278,3 +278,22 @@ def test_no_card_within_a_small_budget_says_so_and_a_named_card_gets_no_shopping
     assert not any(f.code == "buy.within_budget" for f in small.findings)
     mine = run(Workload(model=LLAMA_70B, method="running", gpu="rtx-4090", gpus=1, budget_usd=Decimal(2000)))
     assert not any(f.code.startswith("buy.within") or f.code == "buy.none_within" for f in mine.findings)
+
+
+def test_a_card_people_own_that_falls_short_names_the_cheapest_single_card_to_buy():
+    """70B on one 4090 does not fit: besides renting, the cheapest listed single card that holds it, with its
+    list price; every single card that holds it and has a list price costs at least that much."""
+    v = run(Workload(model=LLAMA_70B, method="running", gpu="rtx-4090", gpus=1))
+    buy = codes(v)["pinned.buy_one"]
+    price = float(buy["purchase_usd"])
+    assert price == float(GPUS[str(buy["gpu"])].purchase_usd)
+    assert GPUS[str(buy["gpu"])].vram_gb * 0.95 >= float(buy["needed_gib"])
+    for gpu in GPUS.values():
+        if gpu.purchase_usd and float(gpu.purchase_usd) < price and not (gpu.laptop or gpu.modified):
+            solo = run(Workload(model=LLAMA_70B, method="running", gpu=gpu.id, gpus=1))
+            assert solo.pinned is not None and not solo.pinned.fits, gpu.id
+
+
+def test_a_rented_card_that_falls_short_gets_no_shopping_advice():
+    v = run(Workload(model=LLAMA_70B, method="running", gpu="l4", gpus=1))
+    assert v.pinned is not None and not v.pinned.fits and "pinned.buy_one" not in codes(v)

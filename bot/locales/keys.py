@@ -63,7 +63,7 @@ KEYS = (
     N_("finding.offload.slow"), N_("finding.other"), N_("finding.pinned.more_gpus"),
     N_("finding.pinned.offload"), N_("finding.pinned.one_card"), N_("finding.pinned.quantized"),
     N_("finding.pinned.users"), N_("finding.pinned.context"), N_("finding.buy.within_budget"),
-    N_("finding.buy.none_within"), N_("finding.plan.switch"),
+    N_("finding.buy.none_within"), N_("finding.pinned.buy_one"), N_("finding.plan.switch"),
     N_("finding.plan.switch.short"),
     N_("finding.plan.switches"), N_("finding.precision.fp8"), N_("finding.price.cluster"),
     N_("finding.price.no_cluster"), N_("finding.price.no_instance"), N_("finding.price.none"),

@@ -187,6 +187,20 @@ def one_card(scored: list[Scored]) -> list[Finding]:
                                                 "needed_gib": round(plan.needed_gib, 1)})]
 
 
+def one_card_to_buy(scored: list[Scored]) -> list[Finding]:
+    """For hardware people own (DESIGN §3: its alternative is buying): the single card with the lowest list
+    price (`purchase_usd`, dated) that holds the model, with what it would cost."""
+    singles = [s.plan for s in scored if s.plan.setup.gpus == 1 and s.plan.gpu.purchase_usd]
+    if not singles:
+        return []
+    plan = min(singles, key=lambda p: (p.gpu.purchase_usd or 0, p.gpu.id))
+    gpu = plan.gpu
+    return [Finding("pinned.buy_one", "info", {
+        "gpu": gpu.id, "vram_gb": gpu.vram_gb, "purchase_usd": float(gpu.purchase_usd or 0),
+        "price_basis": "new", "price_year": str(gpu.purchase_date.year if gpu.purchase_date else gpu.release_year),
+        "precision": plan.setup.weight_format, "needed_gib": round(plan.needed_gib, 1)})]
+
+
 def _shown(ranked: list[Scored], pinned: Scored | None) -> list[Scored]:
     """The user's own plan first when it fits; then the best priced plans (unpriced only if none has a price)."""
     priced = [s for s in ranked if s.usd_per_million is not None] or ranked
@@ -237,6 +251,8 @@ def evaluate_serving(workload: Workload, method: str, shape: Shape, findings: li
         findings += extra
         if not pinned.fits:
             findings += one_card(scored)
+            if pinned_gpu.segment == "consumer" or pinned_gpu.unified_memory:  # hardware people own and buy
+                findings += one_card_to_buy(scored)
         if pinned.fits:
             offer = price(pinned_plan, offers_by_gpu.get(pinned_gpu.id, ()), workload, tables, providers, offer_book)
             pinned_scored = score(pinned_plan, space, offer)
