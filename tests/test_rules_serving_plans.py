@@ -297,3 +297,22 @@ def test_a_card_people_own_that_falls_short_names_the_cheapest_single_card_to_bu
 def test_a_rented_card_that_falls_short_gets_no_shopping_advice():
     v = run(Workload(model=LLAMA_70B, method="running", gpu="l4", gpus=1))
     assert v.pinned is not None and not v.pinned.fits and "pinned.buy_one" not in codes(v)
+
+
+def test_a_model_published_in_mxfp4_is_sized_and_served_as_published():
+    """gpt-oss-120b ships its experts in MXFP4 (4 bits + one 8-bit scale per 32: 4.25 bits, OCP MX v1.0) and runs
+    from that checkpoint (vLLM reads its quantization_config; llama.cpp has an MXFP4 GGUF). So by default: MXFP4,
+    the quality caveat of a quantised copy does not apply, no --quantization flag and no 'needs a quantised
+    checkpoint'. Weights: (116.776e9 - 2 x 201,088 x 2,880) x 4.25 / 8 B + the 16-bit embedding and head
+    (config: 36 layers, hidden 2,880, vocab 201,088, untied) = 63.7e9 B = 59.4 GiB."""
+    gpt_oss = catalog_model("gpt-oss-120b")
+    v = run(Workload(model=gpt_oss, method="serving", gpu="h100-sxm-80gb", gpus=1))
+    assert v.pinned is not None and v.pinned.fits and v.pinned.precision == "mxfp4"
+    embed = 201_088 * 2_880
+    weights_gib = ((116.776e9 - 2 * embed) * 4.25 / 8 + 2 * embed * 2) / 2**30
+    assert v.memory.breakdown["weights"] == pytest.approx(weights_gib, rel=0.01)
+    row = next(m for m in v.precisions if m.precision == "mxfp4")
+    assert row.code == "quant.native"
+    found = codes(v)
+    assert "quant.4bit" not in found and "command.quantized_checkpoint" not in found
+    assert v.command is not None and "--quantization" not in v.command.argv

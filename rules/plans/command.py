@@ -29,7 +29,8 @@ SGLANG_QUANTIZATION = {"fp8": "fp8", "awq": "awq", "gptq": "gptq", "int4": "awq"
 # Formats that need a checkpoint published in that format (nobody quantises them at load time).
 PREQUANTISED = frozenset({"awq", "gptq", "int4", "int8", "exl2", "mxfp4", "nvfp4"})
 GGUF_TYPES = {"bf16": "BF16", "fp16": "F16", "gguf-q2_k": "Q2_K", "gguf-q3_k_m": "Q3_K_M", "gguf-q4_0": "Q4_0",
-              "gguf-q4_k_m": "Q4_K_M", "gguf-q5_k_m": "Q5_K_M", "gguf-q6_k": "Q6_K", "gguf-q8_0": "Q8_0"}
+              "gguf-q4_k_m": "Q4_K_M", "gguf-q5_k_m": "Q5_K_M", "gguf-q6_k": "Q6_K", "gguf-q8_0": "Q8_0",
+              "mxfp4": "MXFP4"}  # gpt-oss's own GGUF keeps its MXFP4 experts (ggml-org/gpt-oss-*-GGUF)
 LLAMA_CPP_CACHE_TYPES = ("q8_0", "q4_0")
 ALL_LAYERS = 999  # -ngl above the layer count: every layer on the GPU(s)
 GPU_MEMORY_UTILIZATION_FLAG = "0.90"  # rules.memory.serving.GPU_MEMORY_UTILIZATION, as the flag prints it
@@ -114,7 +115,8 @@ def build_command(plan: ServingPlan, shape: Shape, hf_id: str | None) -> tuple[C
     setup, model = plan.setup, model_name(shape, hf_id)
     native_fp8 = shape.native_dtype == "fp8"
     findings: list[Finding] = []
-    if setup.weight_format in PREQUANTISED and setup.engine not in ("mlx",):
+    published = shape.native_dtype == setup.weight_format  # the model's own checkpoint is in this format
+    if setup.weight_format in PREQUANTISED and setup.engine not in ("mlx",) and not published:
         findings.append(Finding("command.quantized_checkpoint", "info",
                                 {"precision": setup.weight_format, "engine": setup.engine}))
     env: list[tuple[str, str]] = []

@@ -37,6 +37,7 @@ from rules.workload.formats import weight_format
 from rules.workload.serving import (
     CONTEXT_STEPS,
     GGUF_ENGINES,
+    NATIVE_QUALITY_CODE,
     QUALITY_CODES,
     ladder,
     matrix_precisions,
@@ -80,8 +81,10 @@ def fit_matrix(space: ServingSpace, gpu: GpuSpec, count: int) -> tuple[Precision
         # and the verdict agree ("4-bit" on a 3090 run with llama.cpp is llama.cpp's 4-bit, not vLLM's).
         engine = default if precision == asked else _engine_for(precision, gpu, default)
         plan = space.plan(gpu, count, precision, engine)
-        out.append(PrecisionFit(precision, plan.fits, round(plan.needed_gib, 1), round(plan.has_gib, 1),
-                                QUALITY_CODES[weight_format(precision).family]))
+        family = weight_format(precision).family
+        code = NATIVE_QUALITY_CODE if precision == native_format(space.shape) and family == "4bit" else \
+            QUALITY_CODES[family]
+        out.append(PrecisionFit(precision, plan.fits, round(plan.needed_gib, 1), round(plan.has_gib, 1), code))
     return tuple(out)
 
 
@@ -260,7 +263,7 @@ def evaluate_serving(workload: Workload, method: str, shape: Shape, findings: li
         findings += buy_within_budget(space, gpus, float(workload.budget_usd))
     shown = _shown(ranked, pinned_scored)[:TOP_OPTIONS]
     top = tuple(_with_findings(to_option(s, space), gpus[s.plan.gpu.id], workload,
-                               offers_by_gpu.get(s.plan.gpu.id, ()), tables) for s in shown)
+                               offers_by_gpu.get(s.plan.gpu.id, ()), tables, native_format(shape)) for s in shown)
     chosen = pinned_plan if pinned_plan is not None else (shown[0].plan if shown else None)
     if chosen is None:
         chosen = _reference(space, gpus)
@@ -324,8 +327,8 @@ def _reference(space: ServingSpace, gpus: Mapping[str, GpuSpec]) -> ServingPlan:
 
 
 def _with_findings(option: Option, gpu: GpuSpec, workload: Workload, offers: Sequence[Offer],
-                   tables: RuleTables) -> Option:
-    found = option_findings(option, gpu, tables) + tuple(link_findings(option, gpu))
+                   tables: RuleTables, native: str = "bf16") -> Option:
+    found = option_findings(option, gpu, tables, native) + tuple(link_findings(option, gpu))
     return replace(option, findings=found + price_findings(option, gpu, offers, spot=bool(workload.spot)))
 
 
@@ -345,6 +348,8 @@ def verdict_findings(space: ServingSpace, workload: Workload, shape: Shape, plan
             "max_concurrency": plan.sustained, "context_tokens": plan.setup.context_tokens, "gpu": plan.gpu.id}))
     if native_format(shape) == "fp8" and workload.quantization is None:
         out.append(Finding("model.native_fp8", "info", {"model": shape.name}))
+    if native_format(shape) == "mxfp4" and workload.quantization is None:
+        out.append(Finding("model.native_mxfp4", "info", {"model": shape.name}))
     if workload.tokens_per_s and not meets_target(workload, space.rate(plan)):
         rate = space.rate(plan)
         out.append(Finding("serving.target_missed", "warn", {

@@ -35,6 +35,7 @@ GGUF_FOR_BITS = {"int4": DEFAULT_GGUF, "int8": "gguf-q8_0"}
 MATRIX_PRECISIONS = ("bf16", "fp8", "int8", "awq")
 QUALITY_CODES = {"16bit": "quant.none", "fp8": "quant.fp8", "int8": "quant.int8", "4bit": "quant.4bit",
                  "gguf": "quant.gguf"}
+NATIVE_QUALITY_CODE = "quant.native"  # the 4-bit format a model is published in (gpt-oss MXFP4): no loss against it
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +74,9 @@ def serving_method(workload: Workload) -> str | None:
 
 
 def native_format(shape: Shape) -> str:
-    """The published weights' format: fp8 for DeepSeek-V3/R1 (ModelSpec.native_dtype), else bf16."""
-    return "fp8" if shape.native_dtype == "fp8" else "bf16"
+    """The published weights' format (ModelSpec.native_dtype): fp8 for DeepSeek-V3/R1, mxfp4 for gpt-oss (its
+    experts; attention, embedding and head in bf16), else bf16."""
+    return shape.native_dtype if shape.native_dtype in ("fp8", "mxfp4") else "bf16"
 
 
 def pick_engine(workload: Workload, method: str, gpu: GpuSpec) -> str:
@@ -145,6 +147,8 @@ def ladder(workload: Workload, shape: Shape, gpu: GpuSpec, engine: str) -> tuple
         steps = tuple(s for s in steps if s != "bf16")
         if engine not in GGUF_ENGINES and "fp8" not in steps:
             steps = ("fp8", *steps)
+    elif native_format(shape) == "mxfp4":  # published in 4-bit MXFP4: served as published (vLLM, and the
+        steps = ("mxfp4",)                 # MXFP4 GGUF of llama.cpp), never upcast or re-quantised by default
     allowed = tuple(s for s in steps if s != "fp8" or fp8_allowed(gpu, shape))
     return _on_this_gpu(allowed, gpu, engine) or allowed[:1]
 
@@ -155,6 +159,8 @@ def matrix_precisions(shape: Shape, gpu: GpuSpec, engine: str) -> tuple[str, ...
                             gpu, engine))
     if engine in GGUF_ENGINES:
         out += ["gguf-q8_0", DEFAULT_GGUF]
+    if native_format(shape) == "mxfp4":  # the published format, beside what else it could be turned into
+        out.append("mxfp4")
     return tuple(out)
 
 
