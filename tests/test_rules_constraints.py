@@ -135,3 +135,15 @@ def test_cheapest_and_balanced_keep_the_fewest_cards():
     for objective in ("cheapest", "balanced"):
         verdict = run(replace(JOB, objective=objective))
         assert not any(f.code == "speed.scaled" for f in verdict.findings)
+
+
+def test_a_pick_that_would_run_for_months_says_so_unless_a_deadline_was_given():
+    """7B pretraining on 1e12 tokens is 6 x 7e9 x 1e12 = 4.2e22 FLOPs: even an H100 at its 989 TFLOPS dense BF16
+    peak would take 4.2e22 / 9.89e14 / 3600 = 11,800 h alone, so the cheapest plan in this three-GPU pool runs
+    far beyond three months (2,160 h): the card says so. With a deadline it is that constraint's to say."""
+    job = Workload(params_b=7.0, method="pretrain", tokens=1e12, objective="cheapest")
+    verdict = run(job)
+    long = finding(verdict, "time.long")
+    assert long.numbers["hours"] > 2160 and long.numbers["gpu"] == verdict.options[0].gpu_id
+    assert not any(f.code == "time.long" for f in run(replace(job, deadline_hours=720.0)).findings)
+    assert not any(f.code == "time.long" for f in run(JOB).findings)  # a fine-tune of hours

@@ -73,7 +73,7 @@ KEYS = (
     N_("finding.quant.gguf"), N_("finding.quant.int8"), N_("finding.quant.none"),
     N_("finding.rank.decided_by"), N_("finding.serving.concurrency_assumed"),
     N_("finding.serving.context_growth"), N_("finding.serving.target_missed"),
-    N_("finding.spot.checkpoint"), N_("finding.stack.rocm"), N_("finding.time.not_estimated"),
+    N_("finding.spot.checkpoint"), N_("finding.stack.rocm"), N_("finding.time.not_estimated"), N_("finding.time.long"),
     N_("finding.training.unified"), N_("finding.serving.context_capped"),
     # bot/templates/blocks/help.json.j2: a list of example keys
     N_("help.example.advise"), N_("help.example.compare"), N_("help.example.fit"),

@@ -19,6 +19,9 @@ from rules.verdict import Finding, Option
 from rules.workload.setup import Setup
 
 
+# Beyond this much wall-clock time (about three months) a pick without a deadline is flagged (`time.long`).
+LONG_JOB_HOURS = 2160.0
+
 def _fit(option: Option, gpu: GpuSpec) -> Finding:
     return Finding("fit.vram", "pass", {
         "needed_gib": round(option.memory.per_gpu_gib, 1), "high_gib": round(option.memory.high_gib, 1),
@@ -98,6 +101,9 @@ def guidance_findings(workload: Workload, setup: Setup, top: Sequence[Option], g
         reason = "no_measured_decode_rates" if setup.method == "inference" else "no_images_steps_input"
         method = "diffusion" if setup.is_diffusion else setup.method
         out.append(Finding("time.not_estimated", "info", {"method": method, "reason": reason}))
+    if best is not None and best.hours is not None and best.hours > LONG_JOB_HOURS and workload.deadline_hours is None:
+        # "cheapest" on a pretraining-sized job can be years on one or two cards: say so, and how to change it
+        out.append(Finding("time.long", "warn", {"hours": round(best.hours, 1), "gpus": best.count, "gpu": best.gpu_id}))
     if workload.spot and setup.is_training:
         out.append(Finding("spot.checkpoint", "warn", {
             "interval_min": tables.checkpoint_interval_min, "rework_pct": round(100 * tables.spot_rework_fraction),
