@@ -124,6 +124,10 @@ def find_gpus(text: str, snapshot: Snapshot, vocabulary: Vocabulary) -> GpuFound
             singular = resolve_gpu(snapshot.gpu_index, query[:-1])
             plural = singular.status != "none"
             match = singular if singular.status == "found" or match.status == "none" else match
+        elif match.status == "found" and query.endswith("s") and len(query) > 2 and query[-2].isdigit():
+            # "h100s" found as the H100 by a near spelling: the plural of the same card ("l40s" is the L40S,
+            # whose singular spelling "l40" is another card, so it stays a name)
+            plural = resolve_gpu(snapshot.gpu_index, query[:-1]).gpu_id == match.gpu_id
         count, used = _count_near(text, m.start(), m.end(), patterns, vocabulary)
         count = count or match.count
         several = several or (plural and count is None)
