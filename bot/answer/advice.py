@@ -9,6 +9,7 @@ from bot.answer import actions
 from bot.answer.actions import ButtonState
 from bot.answer.reply import Reply, reply_from
 from bot.parse.ask import Ask
+from bot.parse.serving import asks_speed
 from bot.render.advice import RecommendationView, WhatIf
 from bot.render.books import offer_book
 from bot.render.cards import render_card
@@ -59,6 +60,7 @@ def recommendation_reply(workload: Workload, *, snapshot: Snapshot, lang: str, q
         prices_at=snapshot.prices_as_of(),
         question=question, ignored=tuple(ignored), buttons=what_if_buttons(verdict, state, snapshot.gpus),
         extra_sections=extra_sections, read_as=_read_as(ask, workload, snapshot),
+        speed_first=ask is not None and asks_speed(ask.text),
     )
     kind = "serving" if method in SERVING_METHODS else "recommendation"  # the serving card: tokens/s, $/M tokens
     return reply_from(render_card(kind, view, lang), ask=ask, state=state, verdict=verdict)

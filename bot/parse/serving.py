@@ -229,3 +229,16 @@ def _quantization(text: str, table: PhraseTable) -> str | None:
         return other or "gguf"
     quantised = [v for v in found if v not in ("bf16", "fp16")]
     return str(quantised[0] if quantised else found[0])
+
+
+# "How fast" without a target: the answer leads with the rate (the serving card puts it before the fit line).
+_SPEED_QUESTION = re.compile(
+    r"how (?:many|much) (?:tokens?|tok)\b|how fast|what speed|tokens?/s\s?\?|qué velocidad|cuántos tokens|"
+    r"wie schnell|wie viele tokens|quelle vitesse|combien de tokens|nhanh (?:thế nào|như thế nào|cỡ nào)|tốc độ|"
+    r"bao nhiêu token|多快|速度|每秒多少|どのくらい(?:の)?速|何トークン|얼마나 빠|속도"
+)
+
+
+def asks_speed(text: str) -> bool:
+    """Whether the question asks how fast a model runs ("how many tokens/s does a 4090 get", "速度怎么样")."""
+    return _SPEED_QUESTION.search(text.casefold()) is not None

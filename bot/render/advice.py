@@ -49,6 +49,7 @@ class RecommendationView:
     extra_sections: tuple[str, ...] = field(default=())  # mrkdwn already escaped (e.g. a knowledge answer)
     # A GPU described by its memory only: (memory GB, the catalog card standing for it, how many such cards).
     read_as: tuple[float, str, int] | None = None
+    speed_first: bool = False  # the question asks how fast ("how many tokens/s"): the rate before the fit
 
 
 def read_as_line(view: RecommendationView, f: Formatter) -> str:

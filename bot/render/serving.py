@@ -37,7 +37,8 @@ def pinned_text(view: RecommendationView, pinned: Pinned, f: Formatter) -> str:
     else:
         line = f.messages.text("srv.pinned.no", **names)
     if pinned.throughput is not None:
-        line += "\n" + _rates(pinned.throughput, f)
+        rates = _rates(pinned.throughput, f)
+        line = f"{rates}\n{line}" if view.speed_first and pinned.fits else f"{line}\n{rates}"
     return line
 
 
