@@ -112,3 +112,14 @@ def test_a_refused_budget_names_its_limit_as_money_of_the_locale(snapshot: Any, 
     assert format_decimal(int(MAX_USD), locale=locale) in limit and get_currency_symbol("USD", locale) in limit, note
     symbol_first = Locale.parse(locale).currency_formats["standard"].pattern.startswith("¤")
     assert symbol_first or not re.search(r"\$\s?\d", limit), note  # "10.000.000.000 $", never "$10.000.000.000"
+
+
+def test_a_figure_before_a_change_is_written_in_its_unit() -> None:
+    """`hours_from` (deadline.scaled, speed.scaled) is the plan's hours before it grew: written as hours, like
+    `hours`, not as a bare 302.96."""
+    from bot.render.findings import format_number
+    from bot.render.formats import Formatter
+
+    f = Formatter(Messages.for_language("en"))
+    assert format_number("hours_from", 302.96, f) == format_number("hours", 302.96, f) == f.hours(302.96)
+    assert format_number("gpus_from", 1, f) == format_number("gpus", 1, f)

@@ -63,7 +63,9 @@ def test_head_dim_and_sliding_windows(models):
     ("text", "model_id"),
     [("openai/whisper-small", "whisper-small"), ("Qwen/Qwen2.5-Coder-7B-Instruct", "qwen2.5-coder-7b"),
      ("Qwen/QwQ-32B", "qwq-32b"), ("kimi k2", "kimi-k2"), ("gpt-oss-120b", "gpt-oss-120b"), ("t5-3b", "t5-3b"),
-     ("Wan-AI/Wan2.1-T2V-14B", "wan2.1-t2v-14b"), ("llava-hf/llava-1.5-7b-hf", "llava-1.5-7b")],
+     ("Wan-AI/Wan2.1-T2V-14B", "wan2.1-t2v-14b"), ("llava-hf/llava-1.5-7b-hf", "llava-1.5-7b"),
+     ("llama 4 scout", "llama-4-scout"), ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "llama-4-scout"),
+     ("mistral small 24b", "mistral-small-24b"), ("mistralai/Mistral-Small-24B-Instruct-2501", "mistral-small-24b")],
 )
 def test_new_presets_resolve(models, text, model_id):
     match = models[1].resolve(text)

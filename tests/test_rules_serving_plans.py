@@ -315,4 +315,8 @@ def test_a_model_published_in_mxfp4_is_sized_and_served_as_published():
     assert row.code == "quant.native"
     found = codes(v)
     assert "quant.4bit" not in found and "command.quantized_checkpoint" not in found
+    assert "model.native_mxfp4" in found
     assert v.command is not None and "--quantization" not in v.command.argv
+    small = run(Workload(model=catalog_model("gpt-oss-20b"), method="running", gpu="rtx-4090", gpus=1))
+    assert small.command is not None and small.command.engine == "llama.cpp"
+    assert "gpt-oss-20b-MXFP4.gguf" in small.command.argv  # ggml-org's GGUF keeps the MXFP4 experts

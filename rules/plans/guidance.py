@@ -22,6 +22,7 @@ from rules.workload.setup import Setup
 # Beyond this much wall-clock time (about three months) a pick without a deadline is flagged (`time.long`).
 LONG_JOB_HOURS = 2160.0
 
+
 def _fit(option: Option, gpu: GpuSpec) -> Finding:
     return Finding("fit.vram", "pass", {
         "needed_gib": round(option.memory.per_gpu_gib, 1), "high_gib": round(option.memory.high_gib, 1),

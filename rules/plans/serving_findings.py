@@ -12,25 +12,28 @@ from rules.tables import RuleTables
 from rules.types import GpuSpec
 from rules.verdict import Finding, Option, Outcome
 from rules.workload.formats import weight_format
-from rules.workload.serving import NATIVE_QUALITY_CODE, QUALITY_CODES, native_format
+from rules.workload.serving import NATIVE_QUALITY_CODE, QUALITY_CODES, quality_code
+from rules.workload.shapes import Shape
 
 
-def quality_finding(precision: str, native: str = "bf16") -> Finding:
-    """The caveat of a precision as a code (the cards say what fp8 / int8 / 4-bit / GGUF cost in quality); a
-    4-bit format the model is published in (gpt-oss's MXFP4) costs nothing against its own release."""
+def quality_finding(precision: str, shape: Shape | None = None) -> Finding:
+    """The caveat of a precision as a code (the cards say what fp8 / int8 / 4-bit / GGUF cost in quality), for
+    `shape`'s model when given (`quality_code`: none for the 4-bit format it is published in)."""
     fmt = weight_format(precision)
-    if precision == native and fmt.family == "4bit":
-        return Finding(NATIVE_QUALITY_CODE, "info", {"precision": precision})
+    code = quality_code(precision, shape) if shape is not None else QUALITY_CODES[fmt.family]
+    if code == NATIVE_QUALITY_CODE:
+        return Finding(code, "info", {"precision": precision})
     outcome: Outcome = "info" if fmt.family in ("16bit", "fp8") else "warn"
-    return Finding(QUALITY_CODES[fmt.family], outcome, {"precision": precision, "bits_per_weight": round(fmt.bits, 3)})
+    return Finding(code, outcome, {"precision": precision, "bits_per_weight": round(fmt.bits, 3)})
 
 
-def option_findings(option: Option, gpu: GpuSpec, tables: RuleTables, native: str = "bf16") -> tuple[Finding, ...]:
+def option_findings(option: Option, gpu: GpuSpec, tables: RuleTables,
+                    shape: Shape | None = None) -> tuple[Finding, ...]:
     out = [Finding("fit.vram", "pass", {
         "needed_gib": round(option.memory.per_gpu_gib, 1), "high_gib": round(option.memory.high_gib, 1),
         "has_gib": gpu.vram_gb, "headroom_pct": round(100 * (1 - option.memory.per_gpu_gib / gpu.vram_gb), 1)})]
     if option.precision and weight_format(option.precision).quantised:
-        out.append(quality_finding(option.precision, native))
+        out.append(quality_finding(option.precision, shape))
     if gpu.software_stack.lower() == "rocm":
         out.append(Finding("stack.rocm", "warn", {"gpu": gpu.id}))
     if option.offer is not None:
@@ -66,7 +69,7 @@ def pinned_findings(space: ServingSpace, gpu: GpuSpec, count: int, plans: Sequen
             "first_precision": first.setup.weight_format, "first_needed_gib": round(first.needed_gib, 1),
             "has_gib": round(chosen.has_gib, 1)}))
     if chosen.fits:
-        out.append(quality_finding(chosen.setup.weight_format, native_format(space.shape)))
+        out.append(quality_finding(chosen.setup.weight_format, space.shape))
         return out
     engine = chosen.setup.engine
     for precision in dict.fromkeys((first.setup.weight_format, chosen.setup.weight_format)):

@@ -33,15 +33,13 @@ from rules.plans.tier import pick_tier
 from rules.tables import RuleTables
 from rules.types import GpuSpec, Offer, Provider, Workload
 from rules.verdict import Finding, Number, Option, Pinned, PrecisionFit, Rejection, Verdict
-from rules.workload.formats import weight_format
 from rules.workload.serving import (
     CONTEXT_STEPS,
     GGUF_ENGINES,
-    NATIVE_QUALITY_CODE,
-    QUALITY_CODES,
     ladder,
     matrix_precisions,
     native_format,
+    quality_code,
 )
 from rules.workload.shapes import Shape
 
@@ -81,10 +79,8 @@ def fit_matrix(space: ServingSpace, gpu: GpuSpec, count: int) -> tuple[Precision
         # and the verdict agree ("4-bit" on a 3090 run with llama.cpp is llama.cpp's 4-bit, not vLLM's).
         engine = default if precision == asked else _engine_for(precision, gpu, default)
         plan = space.plan(gpu, count, precision, engine)
-        family = weight_format(precision).family
-        code = NATIVE_QUALITY_CODE if precision == native_format(space.shape) and family == "4bit" else \
-            QUALITY_CODES[family]
-        out.append(PrecisionFit(precision, plan.fits, round(plan.needed_gib, 1), round(plan.has_gib, 1), code))
+        out.append(PrecisionFit(precision, plan.fits, round(plan.needed_gib, 1), round(plan.has_gib, 1),
+                                quality_code(precision, space.shape)))
     return tuple(out)
 
 
@@ -200,8 +196,14 @@ def one_card_to_buy(scored: list[Scored]) -> list[Finding]:
     gpu = plan.gpu
     return [Finding("pinned.buy_one", "info", {
         "gpu": gpu.id, "vram_gb": gpu.vram_gb, "purchase_usd": float(gpu.purchase_usd or 0),
-        "price_basis": "new", "price_year": str(gpu.purchase_date.year if gpu.purchase_date else gpu.release_year),
-        "precision": plan.setup.weight_format, "needed_gib": round(plan.needed_gib, 1)})]
+        "price_basis": "new", "price_year": list_price_year(gpu), "precision": plan.setup.weight_format,
+        "needed_gib": round(plan.needed_gib, 1)})]
+
+
+def list_price_year(gpu: GpuSpec) -> str:
+    """The year of the catalog's list price (`purchase_usd`, a launch price: knowledge/data/SOURCES.md): its
+    date where the catalog has one, else the launch year."""
+    return str(gpu.purchase_date.year if gpu.purchase_date else gpu.release_year)
 
 
 def _shown(ranked: list[Scored], pinned: Scored | None) -> list[Scored]:
@@ -263,7 +265,7 @@ def evaluate_serving(workload: Workload, method: str, shape: Shape, findings: li
         findings += buy_within_budget(space, gpus, float(workload.budget_usd))
     shown = _shown(ranked, pinned_scored)[:TOP_OPTIONS]
     top = tuple(_with_findings(to_option(s, space), gpus[s.plan.gpu.id], workload,
-                               offers_by_gpu.get(s.plan.gpu.id, ()), tables, native_format(shape)) for s in shown)
+                               offers_by_gpu.get(s.plan.gpu.id, ()), tables, shape) for s in shown)
     chosen = pinned_plan if pinned_plan is not None else (shown[0].plan if shown else None)
     if chosen is None:
         chosen = _reference(space, gpus)
@@ -309,8 +311,7 @@ def buy_within_budget(space: ServingSpace, gpus: Mapping[str, GpuSpec], budget_u
         seen.add(key)
         out.append(Finding("buy.within_budget", "info", {
             "gpu": gpu.id, "gpus": plan.setup.gpus, "purchase_usd": round(cost, 2), "price_basis": "new",
-            # the launch list price (knowledge/data/SOURCES.md): its date where the catalog has one, else launch year
-            "price_year": str(gpu.purchase_date.year if gpu.purchase_date else gpu.release_year),
+            "price_year": list_price_year(gpu),
             "precision": plan.setup.weight_format, "output_tokens_per_s_per_user": round(per_user, 1),
             "budget_usd": budget_usd}))
         if len(out) == BUY_OPTIONS:
@@ -327,8 +328,8 @@ def _reference(space: ServingSpace, gpus: Mapping[str, GpuSpec]) -> ServingPlan:
 
 
 def _with_findings(option: Option, gpu: GpuSpec, workload: Workload, offers: Sequence[Offer],
-                   tables: RuleTables, native: str = "bf16") -> Option:
-    found = option_findings(option, gpu, tables, native) + tuple(link_findings(option, gpu))
+                   tables: RuleTables, shape: Shape) -> Option:
+    found = option_findings(option, gpu, tables, shape) + tuple(link_findings(option, gpu))
     return replace(option, findings=found + price_findings(option, gpu, offers, spot=bool(workload.spot)))
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rules.workload.formats import DEFAULT_GGUF, FORMATS, KV_CACHE_DTYPES
+from rules.workload.formats import DEFAULT_GGUF, FORMATS, KV_CACHE_DTYPES, weight_format
 from rules.types import GpuSpec, Workload
 from rules.workload.shapes import Shape
 
@@ -77,6 +77,13 @@ def native_format(shape: Shape) -> str:
     """The published weights' format (ModelSpec.native_dtype): fp8 for DeepSeek-V3/R1, mxfp4 for gpt-oss (its
     experts; attention, embedding and head in bf16), else bf16."""
     return shape.native_dtype if shape.native_dtype in ("fp8", "mxfp4") else "bf16"
+
+
+def quality_code(precision: str, shape: Shape) -> str:
+    """The quality caveat of a weight format for this model: what the format costs, except a 4-bit format the
+    model is published in (gpt-oss's MXFP4), which costs nothing against its own release."""
+    family = weight_format(precision).family
+    return NATIVE_QUALITY_CODE if family == "4bit" and precision == native_format(shape) else QUALITY_CODES[family]
 
 
 def pick_engine(workload: Workload, method: str, gpu: GpuSpec) -> str:
