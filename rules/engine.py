@@ -158,6 +158,14 @@ def pinned_of(gpu_id: str, search_result: Search, gpus: Mapping[str, GpuSpec], s
                   None)
 
 
+def nearest_first(objective: str, findings: tuple[Finding, ...], workload: Workload) -> str:
+    """A deadline no plan meets ranks the plans by how soon they finish (the nearest miss first) unless the user
+    named an objective: the cheapest of plans that all miss it is not what a deadline asks for."""
+    if workload.objective is None and any(f.code == "deadline.none_meets" for f in findings):
+        return "fastest"
+    return objective
+
+
 def priced_first(options: list[Scored]) -> list[Scored]:
     """Plans with a capable offer, in rank order; the unpriced only when nothing has a price."""
     return [o for o in options if o.offer is not None] or options
@@ -218,13 +226,15 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     found = search(pool, pinned_space, counts, work, offers_by_gpu, shape, tables, providers, offer_book,
                    fastest=fastest)
     constrained = apply_constraints(found.scored, work)
+    objective = nearest_first(objective, constrained.findings, workload)
     ranked = rank_scored(constrained.kept, objective, hours_known)
     if pinned_gpu is not None or (workload.gpus and not ranked):
         alt_counts = counts_for(replace(work, gpus=None), "diffusion" if family == "diffusion" else method)
         alternatives = search(trainable, space, alt_counts, work, offers_by_gpu, shape, tables, providers,
                               offer_book, fastest=objective == "fastest" and hours_known)
         alt_constrained = apply_constraints(alternatives.scored, work)
-        shown = shown_options(ranked, rank_scored(alt_constrained.kept, objective, hours_known), pinned_gpu)
+        alt_objective = nearest_first(objective, alt_constrained.findings, workload)
+        shown = shown_options(ranked, rank_scored(alt_constrained.kept, alt_objective, hours_known), pinned_gpu)
         extra_rejections = [r for r in alternatives.rejections if r.gpu_id != pinned_gpu]
     else:
         alternatives, extra_rejections, shown = found, [], priced_first(ranked)

@@ -6,6 +6,7 @@ plans' hours or costs, so the expected pick follows from the ordering, not from 
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -13,7 +14,8 @@ from decimal import Decimal
 from test_rules_support import catalog_gpus, model, providers, tables
 
 from rules.engine import evaluate
-from rules.types import Offer, Workload
+from rules.plans.constraints import gpus_needed
+from rules.types import Offer, Provider, Workload
 
 GPUS = catalog_gpus()
 STAMP = datetime(2026, 1, 1, tzinfo=UTC)
@@ -88,6 +90,35 @@ def test_a_deadline_nobody_meets_keeps_the_plans_and_says_so():
     assert verdict.options
     none = finding(verdict, "deadline.none_meets")
     assert none.outcome == "fail" and none.numbers["best_hours"] > 1e-4
+
+
+def test_a_deadline_nobody_meets_shows_the_nearest_plans_and_how_many_cards_it_would_take():
+    """70B pretraining on 15T tokens in 30 days: 6 x 70e9 x 15e12 = 6.3e24 FLOPs, at most ~4e14 FLOP/s per H100 at
+    ~40 % of its 989 TFLOPS: ~4.4M H100-hours (Meta's model card: 6.4M for Llama 3 70B), some 6,000 H100s for
+    720 h. Nothing within 64 cards meets it: each card's plan grows to its soonest finish (64 H100s, not the
+    fewest that fit), the nearest miss ranks first, and the finding says how many cards it would take at
+    best: the plan's GPU-hours / the deadline."""
+    job = Workload(params_b=70.0, method="pretrain", tokens=15e12, deadline_hours=720.0)
+    cluster = {**providers(), "secs": Provider("secs", "Per-second cloud", "neocloud", 1, "NVLink, InfiniBand", "test")}
+    gpus = {g: GPUS[g] for g in POOL}
+    offers = {g: tuple(offer(g, PRICES[g], n) for n in (1, 2, 4, 8)) for g in POOL}
+    verdict = evaluate(job, gpus=gpus, offers_by_gpu=offers, providers=cluster, tables=tables())
+    hours = [o.hours for o in verdict.options]
+    assert hours == sorted(hours)
+    h100 = next(o for o in verdict.options if o.gpu_id == "h100-sxm-80gb")
+    assert h100.count == 64
+    assert 4.0e6 <= h100.count * h100.hours <= 8.0e6  # GPU-hours, against the 6.4M published
+    none = finding(verdict, "deadline.none_meets")
+    assert none.numbers["gpu"] == verdict.options[0].gpu_id and none.numbers["gpus"] == 64
+    assert none.numbers["gpus_needed"] == math.ceil(64 * none.numbers["best_hours"] / 720.0)
+    assert none.numbers["gpus_needed"] > 5000
+    assert not any(f.code == "deadline.scaled" for f in verdict.findings)  # grown, but not to meet it
+
+
+def test_gpus_needed_is_the_plans_gpu_hours_over_the_deadline():
+    assert gpus_needed(8, 100.0, 50.0) == 16
+    assert gpus_needed(8, 100.0, 30.0) == 27  # 26.67 rounded up
+    assert gpus_needed(8, 10.0, 50.0) == 8  # never fewer than the plan has
 
 
 def test_a_budget_removes_what_costs_more():

@@ -12,13 +12,15 @@ Findings and rejections (stable codes; numbers named with their units):
   removed, gpu, gpus, hours, cost_usd, ...}: what chose the first plan; when a constraint decided, the
   plan the objective alone would have picked is named (`unconstrained_gpu`, `unconstrained_gpus`,
   `unconstrained_hours`, `unconstrained_cost_usd`);
-- finding `deadline.none_meets` {deadline_hours, best_hours, gpu, gpus}: even the fastest plan misses it;
+- finding `deadline.none_meets` {deadline_hours, best_hours, gpu, gpus, gpus_needed}: even the fastest plan
+  misses it; `gpus_needed` of its card would meet it at best (gpus_needed);
 - finding `deadline.scaled` {gpu, gpus_from, hours_from, gpus, hours, deadline_hours} (rules.plans.search):
   a shown plan grew to more GPUs of its type to meet the deadline.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -59,10 +61,11 @@ def apply_constraints(scored: list[Scored], workload: Workload) -> Constrained:
             removed += out
             constraint = "deadline" if out else constraint
             if not out and all((s.job_hours or 0.0) > deadline for s in timed):
-                best = min(timed, key=lambda s: s.job_hours or 0.0)
+                # the fastest plan one can rent (the card shows priced plans first), else the fastest of all
+                best = min([s for s in timed if s.offer is not None] or timed, key=lambda s: s.job_hours or 0.0)
                 findings.append(Finding("deadline.none_meets", "fail", {
                     "deadline_hours": deadline, "best_hours": best.job_hours or 0.0, "gpu": best.gpu_id,
-                    "gpus": best.count}))
+                    "gpus": best.count, "gpus_needed": gpus_needed(best.count, best.job_hours or 0.0, deadline)}))
     budget = float(workload.budget_usd) if workload.budget_usd is not None else None
     if budget is not None:
         kept, out = _filter(kept, lambda s: s.work_usd is None or s.work_usd <= budget,
@@ -80,6 +83,14 @@ def apply_constraints(scored: list[Scored], workload: Workload) -> Constrained:
         removed += out
         constraint = "budget_per_hour" if out else constraint
     return Constrained(kept, tuple(removed), tuple(findings), constraint)
+
+
+def gpus_needed(count: int, hours: float, deadline_hours: float) -> int:
+    """The fewest cards of a plan's type that could meet the deadline: its GPU-hours over the deadline, rounded up
+    (perfect scaling, so a floor: collectives and stragglers only add to it)."""
+    if deadline_hours <= 0:
+        return count
+    return max(count, math.ceil(round(count * hours / deadline_hours, 6)))
 
 
 def decided_by(constrained: Constrained, ranked: Sequence[Option], unconstrained: Sequence[Scored],

@@ -104,7 +104,7 @@ def search(pool: Mapping[str, GpuSpec], space: CandidateSpace, counts: tuple[int
             first = option
             option = _scale_for_deadline(option, fits[gpu_id], gpu, space, counts, work,
                                          offers_by_gpu.get(gpu_id, ()), scorer)
-            if option is not first:
+            if option is not first and (option.hours or 0.0) <= deadline:
                 scaled.append(Finding("deadline.scaled", "info", {
                     "gpu": gpu_id, "gpus_from": first.count, "hours_from": first.job_hours or 0.0,
                     "gpus": option.count, "hours": option.job_hours or 0.0, "deadline_hours": deadline}))
@@ -165,31 +165,38 @@ def _scale_for_speed(first: PlanScore, fit: Fit, gpu: GpuSpec, space: CandidateS
 
 def _scale_for_deadline(first: PlanScore, fit: Fit, gpu: GpuSpec, space: CandidateSpace, counts: tuple[int, ...],
                         work: Workload, offers: Sequence[Offer], scorer: Scorer) -> PlanScore:
-    """More GPUs of the same type until the job meets the deadline (the smallest such count), else the first plan."""
+    """More GPUs of the same type until the job meets the deadline (the smallest such count). When no count meets
+    it, the count that finishes soonest, if MIN_SPEEDUP faster than the first plan: the nearest this card comes
+    (constraints' `deadline.none_meets` then says how far off it is); else the first plan."""
     assert fit.candidate is not None and work.deadline_hours is not None
     tables = scorer.tables
     host_ram = tables.training.host_ram_gib_per_gpu.get(gpu.segment, float("inf"))
     # Counts beyond one node are never a plan on a card limited to one (fit_gpu rejects them without a search).
     one_node = gpu.segment == "consumer" or not gpu.multinode_fabric
+    soonest: tuple[float, Candidate] | None = None
     for count in (c for c in counts if c > fit.candidate.count and (c <= GPUS_PER_NODE or not one_node)):
         larger = fit_gpu(gpu, space, (count,), tables.headroom_fraction, host_ram_gib=host_ram, with_need=False)
         if larger.candidate is None:
             continue
-        hours = _hours_within_deadline(larger.candidate, gpu, work, scorer.shape, tables, scorer.memo)
+        hours = _plan_hours_of(larger.candidate, gpu, work, scorer.shape, tables, scorer.memo)
         if hours is None:
-            continue  # priced only when it keeps to the deadline: the hours alone decide
+            return first  # untimed: the hours alone decide, and there are none
+        if round(hours, 3) > work.deadline_hours:
+            if hours > 0 and (soonest is None or hours < soonest[0]):
+                soonest = (hours, larger.candidate)
+            continue  # priced only when it keeps to the deadline, or is the nearest miss
         option = scorer.score(larger.candidate, gpu, offers, known_hours=hours)
         if option.hours is not None and option.hours <= work.deadline_hours:
             return option
+    if soonest is not None and first.hours is not None and first.hours / soonest[0] >= MIN_SPEEDUP:
+        return scorer.score(soonest[1], gpu, offers, known_hours=soonest[0])
     return first
 
 
-def _hours_within_deadline(candidate: Candidate, gpu: GpuSpec, work: Workload, shape: Shape,
-                           tables: RuleTables, memo: PlanMemo) -> float | None:
-    """The plan's hours when `score_option` would find them within the deadline (rounded as it rounds), else None."""
-    assert work.deadline_hours is not None
+def _plan_hours_of(candidate: Candidate, gpu: GpuSpec, work: Workload, shape: Shape, tables: RuleTables,
+                   memo: PlanMemo) -> float | None:
+    """The plan's hours for the workload's dataset, None for an untimed plan or an unknown dataset."""
     tokens = dataset_tokens(work, candidate.setup)
     if not candidate.setup.timed or tokens is None:
         return None
-    hours = plan_hours(tokens, candidate, gpu, shape, tables, work, memo)
-    return hours if round(hours, 3) <= work.deadline_hours else None
+    return plan_hours(tokens, candidate, gpu, shape, tables, work, memo)

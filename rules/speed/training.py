@@ -7,6 +7,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from rules.market.offers import GPUS_PER_NODE
 from rules.tables import PerGpu, RuleTables
 from rules.types import GpuSpec, Workload
 from rules.workload.setup import DEFAULT_TRAIN_BATCH, Setup
@@ -30,6 +31,13 @@ SATURATION_TOKENS = 1024
 # RTX 50 series), AMD CDNA 3 (MI300X: PCIe 5.0); earlier cards PCIe 4.0 (A100, Ada, Ampere).
 PCIE5_ARCHITECTURES = ("hopper", "blackwell", "cdna 3", "cdna 4")
 _FP8_METHODS = ("full", "pretrain")
+# RAIL_RINGS: beyond one node a collective crosses the fabric on every rail at once. NCCL builds one ring per
+# channel and routes each channel's inter-node hop through a different NIC (a rail: GPU k of every node on
+# NIC k); a ring moves (n-1)/n of the buffer over each of its hops, a channel carries 1/channels of the buffer,
+# so the node's NICs together, not one GPU's, carry a GPU's (n-1)/n share: the inter-node bus bandwidth is the
+# per-GPU fabric x GPUs per node, capped by the scale-up link inside the node (ring bus bandwidth as defined in
+# nccl-tests doc/PERFORMANCE.md). Before, one GPU's NIC was taken as the ring's link, 8x too slow: a 7B FSDP
+# pretrain on 16 H100 came out slower than on 8.
 
 
 def flops_per_token(active_params_b: float, setup: Setup, shape: Shape | None = None) -> float:
@@ -167,8 +175,8 @@ def comm_seconds_per_step(gpu: GpuSpec, count: int, setup: Setup, params_b: floa
     NF4 for QLoRA) and the trainable gradients reduce-scattered (fp32 under mixed precision, as FSDP2's
     reduce_dtype in torchtitan, else bf16); DDP / ZeRO-1/2: one all-reduce of the gradients (2x their
     bytes). A ring moves (n-1)/n of the buffer per GPU. Links: NVLink-class at half the catalog's
-    bidirectional GB/s, PCIe cards through the host link, and beyond 8 GPUs the per-GPU fabric
-    (rule tables `training.fabric_gbs`), each at the tables' achieved share.
+    bidirectional GB/s, PCIe cards through the host link, and beyond 8 GPUs the node's rails together (rule
+    tables `training.fabric_gbs` per GPU x 8, RAIL_RINGS) where they are slower, each at the tables' achieved share.
     """
     volume = comm_volume(count, setup, params_b, trainable_b)
     return 0.0 if volume is None else comm_seconds(volume, count, gpu_rates(gpu, tables), tables)
@@ -190,8 +198,8 @@ def comm_seconds(volume: float, count: int, rates: GpuRates, tables: RuleTables)
     """Seconds to move `volume` bytes over the slowest link the collectives cross (comm_seconds_per_step)."""
     training = tables.training
     bandwidth = rates.collective_link_gbs * training.link_efficiency
-    if count > 8:
-        bandwidth = min(bandwidth, training.fabric_gbs * training.link_efficiency)
+    if count > GPUS_PER_NODE:  # the node's rails together carry a ring's inter-node hops (RAIL_RINGS)
+        bandwidth = min(bandwidth, training.fabric_gbs * GPUS_PER_NODE * training.link_efficiency)
     return volume / (bandwidth * 1e9)
 
 
