@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bot.render.cards import Card, render_card, render_terminal
-from bot.render.views import ErrorKind, ErrorView, HelpView
+from bot.render.views import CapacityRow, ErrorKind, ErrorView, HelpView
 
 if TYPE_CHECKING:
     from bot.answer.actions import ButtonState
@@ -30,6 +30,7 @@ class Reply:
     state: ButtonState | None = None
     card: Card | None = field(default=None, repr=False)
     verdict: Verdict | None = field(default=None, repr=False)  # the engine's result behind an advice card
+    capacity: tuple[CapacityRow, ...] | None = field(default=None, repr=False)  # a capacity card's verdicts
 
     def message(self) -> dict[str, Any]:
         return {"text": self.text, "blocks": list(self.blocks)}
@@ -39,8 +40,8 @@ class Reply:
 
 
 def reply_from(card: Card, *, ask: Ask | None = None, state: ButtonState | None = None,
-               verdict: Verdict | None = None) -> Reply:
-    return Reply(card.text, card.blocks, card.language, card.kind, ask, state, card, verdict)
+               verdict: Verdict | None = None, capacity: tuple[CapacityRow, ...] | None = None) -> Reply:
+    return Reply(card.text, card.blocks, card.language, card.kind, ask, state, card, verdict, capacity)
 
 
 def help_reply(language: str, question: str = "", ask: Ask | None = None) -> Reply:

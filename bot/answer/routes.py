@@ -9,6 +9,7 @@ from datetime import datetime
 
 from bot.answer import actions
 from bot.answer.actions import BadState, ButtonState, JsonValue
+from bot.answer.capacity import asks_capacity, capacity_question, capacity_reply
 from bot.answer.advice import fit_lines_for, knowledge_section, recommendation_reply
 from bot.answer.ignored import localized_ignored
 from bot.answer.reply import Reply, help_reply, reply_from
@@ -45,7 +46,7 @@ def route_ask(ask: Ask, *, snapshot: Snapshot, language: str, now: datetime,
         return _catalog_intent(ask, intent, snapshot=snapshot, lang=lang, now=now, previous=previous)
     if intent == "explain":
         return _explain(ask, snapshot=snapshot, lang=lang, now=now, previous=previous)
-    if intent == "advise" and not previous and not carries_workload(ask):
+    if intent == "advise" and not previous and not carries_workload(ask) and not capacity_question(ask):
         # "Are spot instances safe for fine-tuning?", "NVIDIA or AMD for training?": no model or size,
         # so a recommendation would only ask for one; a confident knowledge answer is what was asked.
         known = _confident_knowledge(ask, snapshot, lang)
@@ -262,6 +263,10 @@ def _advise(ask: Ask, *, snapshot: Snapshot, lang: str, now: datetime, previous:
     workload = _workload(ask, snapshot, previous)
     state = actions.make_state("advise", workload)
     if not previous:
+        if asks_capacity(workload, snapshot) and all(k == "model_size_missing" for k, _ in ask.clarifications):
+            # "what can I run on my 4090?": what the named hardware holds, not a model size to pick first
+            return capacity_reply(workload, snapshot=snapshot, lang=lang, question=ask.text,
+                                  ignored=localized_ignored(ask.ignored, lang), ask=ask)
         clarify = _clarification(ask, state, snapshot, lang)
         if clarify is not None:
             return clarify

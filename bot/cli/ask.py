@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 if TYPE_CHECKING:
+    from bot.render.views import CapacityRow
     from bot.answer.reply import Reply
     from bot.cli.context import Subparsers
     from knowledge.snapshot import Snapshot
@@ -35,14 +36,26 @@ def preview_url(blocks: Iterable[Mapping[str, object]]) -> str:
 
 
 def answer_json(reply: Reply, snapshot: Snapshot) -> dict[str, object]:
-    """`parsed` (the `parse --json` object) and `result` (the `estimate --json` object, advice only; else null)."""
+    """`parsed` (the `parse --json` object) and `result` (the `estimate --json` object, advice only; else null);
+    `capacity` for a capacity card."""
     from bot.parse.ask import ask_to_dict
     from rules.serialize import verdict_to_json
 
-    return {
+    out: dict[str, object] = {
         "parsed": ask_to_dict(reply.ask) if reply.ask is not None else None,
         "result": verdict_to_json(reply.verdict, snapshot.gpus) if reply.verdict is not None else None,
     }
+    if reply.capacity is not None:  # "what can I run on my 4090?": one running verdict per model
+        out["capacity"] = [capacity_row_json(row) for row in reply.capacity]
+    return out
+
+
+def capacity_row_json(row: CapacityRow) -> dict[str, object]:
+    """One model's verdict on the named hardware, with the keys of `pinned` where they mean the same."""
+    return {"model": row.model_id, "name": row.model, "params_b": row.params_b, "fits": row.fits,
+            "precision": row.precision, "needed_gib": row.needed_gib, "has_gib": row.has_gib,
+            "offload_gib": row.offload_gib, "output_tokens_per_s_per_user": row.tokens_per_s,
+            "context_tokens": row.context_tokens}
 
 
 def cmd_ask(args: argparse.Namespace) -> int:

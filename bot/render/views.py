@@ -149,6 +149,34 @@ class ClarifyView:
 
 
 @dataclass(frozen=True, slots=True)
+class CapacityRow:
+    """One model's running verdict on the named hardware (bot.answer.capacity)."""
+
+    model_id: str
+    model: str
+    params_b: float
+    fits: bool  # in the GPUs' usable memory at `precision`
+    precision: str  # the least-quantised precision that fits, else the smallest tried
+    needed_gib: float  # per GPU
+    has_gib: float  # per GPU, usable
+    offload_gib: float  # what would sit in system RAM (0 when it fits or cannot run at all)
+    tokens_per_s: float | None  # decode rate for one user (an upper bound with offload), None when it cannot run
+    context_tokens: int | None  # the context the verdict assumed
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityView:
+    """What a card (or several of one kind) can run: a verdict per model of a fixed ladder."""
+
+    gpu: GpuSpec
+    count: int
+    rows: tuple[CapacityRow, ...]
+    state: Mapping[str, Any]  # the request so far (GPU, count, running), sent back with a picked model
+    question: str = ""
+    ignored: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class HelpView:
     question: str = ""
     command_help: str | None = None  # "alert.help" / "digest.help": asked in words for what a command sets up

@@ -1,0 +1,88 @@
+"""The capacity card's localized pieces: the largest model the named hardware holds, a row per model, buttons.
+
+Everything decided arrives in the view's rows (bot.answer.capacity: the engine's running verdict per model);
+these functions only word it.
+"""
+
+from __future__ import annotations
+
+from bot.render.filters import format_table
+from bot.render.findings import precision_label
+from bot.render.formats import Formatter
+from bot.render.views import CapacityRow, CapacityView
+
+MARKS = {"fits": "✓", "offload": "⚠", "no": "✗"}
+BUTTONS = 3  # the largest model that fits, and the next ones up: where the card's limit is
+
+
+def _state(row: CapacityRow) -> str:
+    if row.fits:
+        return "fits"
+    return "offload" if row.offload_gib > 0 and row.tokens_per_s is not None else "no"
+
+
+def largest(view: CapacityView) -> CapacityRow | None:
+    """The largest model (by parameters) that fits in the GPUs' memory."""
+    fitting = [r for r in view.rows if r.fits]
+    return max(fitting, key=lambda r: r.params_b) if fitting else None
+
+
+def headline(view: CapacityView, f: Formatter) -> str:
+    """The answer first: the largest model it holds, else the smallest model's shortfall; then the first model
+    beyond it that runs only with CPU offload, and how slowly."""
+    best = largest(view)
+    lines = []
+    if best is not None:
+        lines.append(f.messages.text("cap.largest", model=best.model, precision=precision_label(best.precision, f),
+                                     needed=f.gib(best.needed_gib), has=f.gib(best.has_gib),
+                                     rate=f.number(best.tokens_per_s or 0.0)))
+    elif view.rows:
+        smallest = min(view.rows, key=lambda r: r.params_b)
+        lines.append(f.messages.text("cap.none", model=smallest.model,
+                                     precision=precision_label(smallest.precision, f),
+                                     needed=f.gib(smallest.needed_gib), has=f.gib(smallest.has_gib)))
+    bigger = [r for r in view.rows if best is None or r.params_b > best.params_b]
+    offload = next((r for r in bigger if _state(r) == "offload"), None)
+    if offload is not None:
+        lines.append(f.messages.text("cap.offload", model=offload.model, offload=f.gib(offload.offload_gib),
+                                     rate=f.number(offload.tokens_per_s or 0.0, 1)))
+    return "\n".join(lines)
+
+
+def table(view: CapacityView, f: Formatter) -> str:
+    """Model · ✓/⚠/✗ · precision · needed / usable per GPU · tokens/s for one user."""
+    rows = []
+    for r in sorted(view.rows, key=lambda r: r.params_b):
+        state = _state(r)
+        rate = (f.messages.plain("cap.rate", rate=f.number(r.tokens_per_s, 1 if r.tokens_per_s < 10 else 0))
+                if r.tokens_per_s is not None and state != "no" else "—")
+        rows.append([r.model, MARKS[state], precision_label(r.precision, f),
+                     f"{f.gib(r.needed_gib)} / {f.gib(r.has_gib)}", rate])
+    return format_table(rows)
+
+
+def assumed(view: CapacityView, f: Formatter) -> str:
+    context = next((r.context_tokens for r in view.rows if r.context_tokens), None)
+    return f.messages.text("cap.assumed", context=f.number(context) if context else "—")
+
+
+def picks(view: CapacityView) -> tuple[CapacityRow, ...]:
+    """The models a button opens in full: the largest that fits and the next ones up (else the smallest)."""
+    ordered = sorted(view.rows, key=lambda r: r.params_b)
+    best = largest(view)
+    start = ordered.index(best) if best is not None else 0
+    return tuple(ordered[start:start + BUTTONS])
+
+
+def title(view: CapacityView, f: Formatter) -> str:
+    """"What runs on 1x GeForce RTX 3090 (24 GB)": the memory said once (a Mac's name already holds it)."""
+    vram = f.gb(view.gpu.vram_gb)
+    name = view.gpu.name
+    spelled = (f"{view.gpu.vram_gb:g} GB", f"{view.gpu.vram_gb:g}GB")
+    key = "cap.header" if not any(s in name for s in spelled) else "cap.header_named"
+    return f.messages.plain(key, count=view.count, gpu=name, vram=vram)
+
+
+def fallback(view: CapacityView, f: Formatter) -> str:
+    """The notification text: the headline's first line."""
+    return headline(view, f).split("\n", 1)[0].replace("*", "")

@@ -1,0 +1,116 @@
+""""What can I run on my 4090?": a running question on named hardware with no model is answered with what that
+hardware holds (bot.answer.capacity), not with a model size to pick first.
+
+Expected fits are arithmetic on published figures, not the card's own output: weights = parameters x bits per
+weight / 8 (GGUF Q4_K_M ~4.85 bits incl. scales, llama.cpp's quantize table; MXFP4 4.25 bits for gpt-oss's
+expert weights, OpenAI's model card), usable memory = the card's GB x (1 - the 5 % headroom) on a discrete
+GPU, 75 % of a 64 GB Mac's unified memory that macOS lets the GPU wire (knowledge/data/SOURCES.md).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from bot.answer.pipeline import answer, apply_action
+from bot.answer.capacity import LADDER
+
+NOW = datetime(2026, 11, 26, tzinfo=UTC)
+
+
+def _rows(text: str, snapshot: Any) -> dict[str, tuple[str, str]]:
+    """model name -> (mark, precision) from the card's table, read from the blocks Slack gets."""
+    reply = answer(text, snapshot=snapshot, now=NOW)
+    assert reply.kind == "capacity", reply.terminal()
+    table = next(b["text"]["text"] for b in reply.blocks if b.get("type") == "section" and "```" in b["text"]["text"])
+    rows = {}
+    for line in table.split("```")[1].splitlines():
+        for model_id in LADDER:
+            name = snapshot.models[model_id].name
+            if line.startswith(name + " "):
+                cells = line[len(name):].split()
+                rows[model_id] = (cells[0], " ".join(cells[1:3]) if cells[1] == "GGUF" else cells[1])
+    return rows
+
+
+@pytest.mark.parametrize("text", [
+    "what can I run on a 4060 ti 16gb?", "which LLMs fit on a 3090?", "what's the biggest model I can run on my 4090?",
+    "我的4090能跑什么模型", "4090でどんなモデルが動かせる？", "4090으로 어떤 모델을 돌릴 수 있나요?",
+    "welche Modelle kann ich auf meiner 4090 laufen lassen?", "¿qué modelos puedo correr en una 4090?",
+    "quels modèles puis-je faire tourner sur une 4090 ?", "mô hình nào chạy được trên 4090?",
+])
+def test_what_can_i_run_is_answered_with_what_the_card_holds(text: str, snapshot: Any) -> None:
+    reply = answer(text, snapshot=snapshot, now=NOW)
+    assert reply.kind == "capacity", (text, reply.kind)
+    assert len(_rows(text, snapshot)) == len(LADDER)
+
+
+def test_a_4090_holds_32b_at_4_bit_and_not_70b(snapshot: Any) -> None:
+    """24 GB x 0.95 = 22.8 GiB usable. Llama 3.1 8B in BF16: 8.03e9 x 2 B = 15.0 GiB, fits. Qwen3 32B in Q4_K_M:
+    32.8e9 x 4.85 / 8 = 18.5 GiB + 1 GiB of KV at 4k (64 layers x 8 KV heads x 128 x 2 x 2 B x 4,096), fits.
+    Llama 3.3 70B even in Q4_K_M: 70.55e9 x 4.85 / 8 = 39.8 GiB, does not (offload only). DeepSeek-R1, 671B:
+    ~380 GiB at 4-bit."""
+    rows = _rows("what can I run on my 4090?", snapshot)
+    assert rows["llama-3.1-8b"] == ("✓", "BF16")
+    assert rows["qwen3-32b"] == ("✓", "GGUF Q4_K_M")
+    assert rows["llama-3.3-70b"][0] in ("⚠", "✗")
+    assert rows["deepseek-r1"][0] in ("⚠", "✗")
+    text = answer("what can I run on my 4090?", snapshot=snapshot, now=NOW).terminal()
+    assert "Largest that fits in its memory: Qwen3 32B" in text
+
+
+def test_an_h100_holds_gpt_oss_120b_but_not_deepseek_r1(snapshot: Any) -> None:
+    """gpt-oss-120b: 116.8B parameters, the MoE experts in MXFP4 (4.25 bits) and the rest in BF16, ~61 GiB: "fits
+    into a single 80 GB GPU" (OpenAI's gpt-oss model card). DeepSeek-R1: 671B, ~380 GiB even in 4-bit."""
+    rows = _rows("what can I run on an H100?", snapshot)
+    assert rows["gpt-oss-120b"] == ("✓", "MXFP4")
+    assert rows["deepseek-r1"][0] == "✗"  # a paged serving engine: no offload
+    assert rows["qwen3-235b-a22b"][0] == "✗"  # 235B x ~4.25-4.85 bits > 72.6 GiB usable
+
+
+def test_a_64_gb_mac_holds_70b_at_4_bit(snapshot: Any) -> None:
+    """macOS lets the GPU wire 75 % of 64 GB = 48 GiB: 70B in Q4_K_M (39.8 GiB + cache) fits; gpt-oss-120b (~61 GiB)
+    does not, and a Mac has no other RAM to offload to."""
+    rows = _rows("what can I run on a mac with 64gb?", snapshot)
+    assert rows["llama-3.3-70b"] == ("✓", "GGUF Q4_K_M")
+    assert rows["gpt-oss-120b"][0] == "✗"
+
+
+def test_a_picked_model_gets_its_whole_running_answer_on_that_card(snapshot: Any) -> None:
+    reply = answer("what can I run on my 4090?", snapshot=snapshot, now=NOW)
+    actions = next(b for b in reply.blocks if b.get("type") == "actions")
+    first = actions["elements"][0]
+    assert first["text"]["text"] == snapshot.models["qwen3-32b"].name  # the largest that fits comes first
+    import json
+    picked = apply_action(first["action_id"], json.loads(first["value"]), snapshot=snapshot, lang="en", now=NOW)
+    assert picked.kind == "serving"
+    assert picked.verdict is not None and picked.verdict.pinned is not None
+    assert (picked.verdict.pinned.gpu, picked.verdict.pinned.count) == ("rtx-4090", 1)
+    assert picked.verdict.workload.model is not None and picked.verdict.workload.model.id == "qwen3-32b"
+
+
+def test_two_cards_are_counted(snapshot: Any) -> None:
+    """2x 24 GB: Llama 3.3 70B in Q4_K_M (39.8 GiB + cache) splits over 45.6 GiB usable."""
+    reply = answer("what LLMs can I run on 2x 3090?", snapshot=snapshot, now=NOW)
+    assert reply.kind == "capacity" and "2× GeForce RTX 3090" in reply.terminal()
+    assert _rows("what LLMs can I run on 2x 3090?", snapshot)["llama-3.3-70b"][0] == "✓"
+
+
+def test_a_model_or_a_training_question_is_not_a_capacity_question(snapshot: Any) -> None:
+    assert answer("can I run llama 3 8b on my 4090", snapshot=snapshot, now=NOW).kind == "serving"
+    assert answer("what can I fine-tune on my 4090?", snapshot=snapshot, now=NOW).kind != "capacity"
+
+
+def test_ask_json_carries_each_models_verdict(snapshot: Any) -> None:
+    from bot.cli.ask import answer_json
+
+    reply = answer("what can I run on my 4090?", snapshot=snapshot, now=NOW)
+    out = answer_json(reply, snapshot)
+    assert out["result"] is None and out["parsed"] is not None
+    rows = {r["model"]: r for r in out["capacity"]}  # type: ignore[union-attr]
+    assert set(rows) == {m for m in LADDER if m in snapshot.models}
+    assert rows["llama-3.1-8b"]["fits"] is True and rows["llama-3.1-8b"]["offload_gib"] == 0.0
+    seventy = rows["llama-3.3-70b"]
+    assert seventy["fits"] is False and seventy["needed_gib"] > seventy["has_gib"] == 22.8
