@@ -50,8 +50,12 @@ def model_label(verdict: Verdict) -> str:
 
 def recommendation_reply(workload: Workload, *, snapshot: Snapshot, lang: str, question: str,
                          ignored: tuple[str, ...], ask: Ask | None,
-                         extra_sections: tuple[str, ...] = ()) -> Reply:
+                         extra_sections: tuple[str, ...] = (), memory_totals: bool = False) -> Reply:
+    """`memory_totals`: the question asked how much memory the model takes ("how much VRAM for Llama 3 70B?"):
+    the card opens with the whole model's weights per format and the cache per user (`memory_totals_section`)."""
     verdict = evaluate(workload, snapshot)
+    if memory_totals and str(verdict.assumptions.get("method", "")) in SERVING_METHODS:
+        extra_sections = (memory_totals_section(verdict, lang), *extra_sections)
     state = actions.make_state("advise", workload)
     method = str(verdict.assumptions.get("method", workload.method or "lora"))
     view = RecommendationView(
@@ -64,6 +68,34 @@ def recommendation_reply(workload: Workload, *, snapshot: Snapshot, lang: str, q
     )
     kind = "serving" if method in SERVING_METHODS else "recommendation"  # the serving card: tokens/s, $/M tokens
     return reply_from(render_card(kind, view, lang), ask=ask, state=state, verdict=verdict)
+
+
+# The formats a "how much memory" answer names, with the model's published one first when it is not BF16.
+TOTALS_FORMATS = ("bf16", "int8", "int4")
+
+
+def memory_totals_section(verdict: Verdict, lang: str) -> str:
+    """"Llama 3 70B's weights take 131.4 GiB in BF16, 65.8 GiB in 8-bit, 36.5 GiB in 4-bit; the KV cache adds
+    1.2 GiB per user at 4,096 tokens": the whole model, before it is split over cards (the engine's own weight
+    and KV arithmetic: rules.memory.serving)."""
+    from bot.render.cards import language_tools
+    from bot.render.findings import precision_label
+    from rules.engine import resolve_shape
+    from rules.memory.serving import kv_bytes_per_token, model_weight_bytes
+    from rules.workload.serving import native_format
+
+    messages, f = language_tools(lang)
+    shape, _ = resolve_shape(verdict.workload, "running")
+    native = native_format(shape)
+    formats = tuple(dict.fromkeys((native, *TOTALS_FORMATS)))
+    items = [messages.plain("mem.item", size=f.gib(model_weight_bytes(shape, fmt) / 2**30),
+                            precision=precision_label(fmt, f)) for fmt in formats]
+    context = verdict.assumptions.get("context_tokens")
+    tokens = int(context) if isinstance(context, (int, float)) and context > 0 else 4096
+    kv = kv_bytes_per_token(shape, "bf16") * tokens / 2**30
+    return messages.text("mem.totals", model=model_label(verdict),
+                         items=messages.plain("common.list_sep").join(items), kv=f.gib(kv),
+                         context=f.number(tokens))
 
 
 def _read_as(ask: Ask | None, workload: Workload, snapshot: Snapshot) -> tuple[float, str, int] | None:

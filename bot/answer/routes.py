@@ -14,6 +14,7 @@ from bot.answer.advice import fit_lines_for, knowledge_section, recommendation_r
 from bot.answer.ignored import localized_ignored
 from bot.answer.reply import Reply, help_reply, reply_from
 from bot.parse.ask import Ask
+from bot.parse.training import MEMORY_QUESTION
 from bot.render.cards import render_card
 from bot.render.views import (
     Choice, ClarifyView, ComparisonView, KnowledgeView, PriceView, SpecsView, gpu_column, provider_prices,
@@ -270,9 +271,12 @@ def _advise(ask: Ask, *, snapshot: Snapshot, lang: str, now: datetime, previous:
         clarify = _clarification(ask, state, snapshot, lang)
         if clarify is not None:
             return clarify
+    memory_question = workload.method in ("running", "serving") and bool(MEMORY_QUESTION.search(ask.text))
+    if memory_question:  # "how much VRAM for Llama 3 70B?": the totals, not the knowledge entry on training memory
+        extra_sections = ()
     return recommendation_reply(workload, snapshot=snapshot, lang=lang, question=ask.text,
                                 ignored=localized_ignored(ask.ignored, lang),  # issue 19: notes in the reader's language
-                                ask=ask, extra_sections=extra_sections)
+                                ask=ask, extra_sections=extra_sections, memory_totals=memory_question)
 
 
 def _explain(ask: Ask, *, snapshot: Snapshot, lang: str, now: datetime, previous: Previous | None) -> Reply:

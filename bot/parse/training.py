@@ -165,6 +165,11 @@ def _precision(text: str, table: PhraseTable, config: dict[str, object]) -> tupl
     return quant or plain, quant
 
 
+# A question about memory, in the eight languages: VRAM, (GPU) memory, 显存/顯存, 内存, メモリ, 메모리, bộ nhớ,
+# Speicher, memoria, mémoire.
+MEMORY_QUESTION = re.compile(r"vram|memory|显存|顯存|内存|記憶體|メモリ|메모리|bộ nhớ|speicher|memoria|mémoire", re.IGNORECASE)
+
+
 def _method(
     text: str, vocabulary: Vocabulary, config: dict[str, object], quant: str | None, context: _Context
 ) -> str | None:
@@ -201,6 +206,11 @@ def _method(
     if method is None and inference:
         # Serving words (an endpoint, several users, a serving engine) win over running words ("run", ollama).
         method = "serving" if "serving" in found else "running"
+    if method is None and MEMORY_QUESTION.search(text):
+        # "how much VRAM does Llama 3 70B need?": asked of a model with no training word, most people mean
+        # running it (the calculators they compare with size inference first); the card says it assumed so
+        method = "running"
+        context.assumed["method"] = "running (memory asked with no training word: running the model assumed)"
     if method == "lora" and quant == "nf4":
         method = "qlora"
         context.assumed["method"] = "qlora (LoRA on a 4-bit base model)"

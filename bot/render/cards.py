@@ -64,6 +64,14 @@ def render_terminal(card: Card) -> str:
     return terminal_environment().get_template("terminal/card.txt.j2").render(card=card).rstrip() + "\n"
 
 
+def language_tools(language: str) -> tuple[Messages, Formatter]:
+    """One language's catalog and formatter, as the templates get them (for text built outside a template)."""
+    messages, tools = _language_tools(normalise_language(language))
+    formatter = tools["f"]
+    assert isinstance(formatter, Formatter)
+    return messages, formatter
+
+
 @lru_cache(maxsize=None)
 def _language_tools(language: str) -> tuple[Messages, dict[str, object]]:
     """One language's catalog and what its templates call: t/p/c (messages), f (formatter) and the presenters.

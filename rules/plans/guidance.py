@@ -30,11 +30,14 @@ def _fit(option: Option, gpu: GpuSpec) -> Finding:
     })
 
 
-def link_findings(option: Option, gpu: GpuSpec) -> list[Finding]:
-    """Sharded multi-GPU wants NVLink-class links; > 2 PCIe-only cards is flagged."""
+def link_findings(option: Option, gpu: GpuSpec, *, serving: bool = False) -> list[Finding]:
+    """Sharded multi-GPU wants NVLink-class links; > 2 PCIe-only cards is flagged. `serving`: the cards share a
+    model by tensor parallelism (an all-reduce per layer of every decode step), not a training step's gradients."""
     out: list[Finding] = []
     if option.count > 1 and option.sharding in SHARDED:
-        if gpu.has_nvlink_class_link:
+        if serving and not gpu.has_nvlink_class_link:
+            out.append(Finding("link.pcie_tp", "warn", {"gpus": option.count, "link": gpu.scaleup_link}))
+        elif gpu.has_nvlink_class_link:
             out.append(Finding("link.nvlink", "pass", {"link": gpu.scaleup_link, "link_gbs": gpu.scaleup_bw_gbs}))
         elif option.count > 2:
             out.append(Finding("link.pcie_many", "warn", {"gpus": option.count, "link": gpu.scaleup_link}))

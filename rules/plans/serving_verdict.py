@@ -329,7 +329,7 @@ def _reference(space: ServingSpace, gpus: Mapping[str, GpuSpec]) -> ServingPlan:
 
 def _with_findings(option: Option, gpu: GpuSpec, workload: Workload, offers: Sequence[Offer],
                    tables: RuleTables, shape: Shape) -> Option:
-    found = option_findings(option, gpu, tables, shape) + tuple(link_findings(option, gpu))
+    found = option_findings(option, gpu, tables, shape) + tuple(link_findings(option, gpu, serving=True))
     return replace(option, findings=found + price_findings(option, gpu, offers, spot=bool(workload.spot)))
 
 
