@@ -114,3 +114,13 @@ def test_ask_json_carries_each_models_verdict(snapshot: Any) -> None:
     assert rows["llama-3.1-8b"]["fits"] is True and rows["llama-3.1-8b"]["offload_gib"] == 0.0
     seventy = rows["llama-3.3-70b"]
     assert seventy["fits"] is False and seventy["needed_gib"] > seventy["has_gib"] == 22.8
+
+
+@pytest.mark.parametrize("text", [
+    "is a 5090 worth it for local llms?", "is the 4090 good for local AI?", "lohnt sich eine 5090 für lokale LLMs?",
+    "¿vale la pena una 5090 para modelos locales?", "une 5090 pour des LLM locaux, ça vaut le coup ?",
+    "5090はローカルAIに向いてる？", "5090 로컬 AI용으로 괜찮나요?", "5090 chạy AI local có tốt không?",
+])
+def test_local_ai_on_a_named_card_is_what_it_runs(text: str, snapshot: Any) -> None:
+    """'Worth it for local LLMs' names no model: what the card runs answers it, not a choice of knowledge entries."""
+    assert answer(text, snapshot=snapshot, now=NOW).kind == "capacity", text

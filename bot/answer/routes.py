@@ -286,6 +286,8 @@ def _explain(ask: Ask, *, snapshot: Snapshot, lang: str, now: datetime, previous
     entry = result.entry if result is not None and result.status == "answer" else None
     if entry is None:
         entry = _buying_named_card(ask, snapshot, lang)
+    if entry is None and capacity_question(ask):  # "is a 5090 worth it for local LLMs?": what it runs
+        return _advise(ask, snapshot=snapshot, lang=lang, now=now, previous=previous)
     if entry is not None and workload:
         return _advise(ask, snapshot=snapshot, lang=lang, now=now, previous=previous,
                        extra_sections=(knowledge_section(entry),))
