@@ -10,7 +10,7 @@ from rules.market.ownership import ownership_findings
 from rules.memory.parts import on_basis
 from rules.memory.diffusion import DEFAULT_VIDEO_FRAMES, default_resolution, find_diffusion_model
 from rules.plans.explain import switch_findings
-from rules.plans.fit import CandidateSpace, counts_for, margin_numbers
+from rules.plans.fit import CandidateSpace, counts_for, fit_outcome, margin_numbers
 from rules.plans.guidance import guidance_findings
 from rules.plans.notable import notable_rejects
 from rules.plans.constraints import apply_constraints, decided_by
@@ -19,7 +19,7 @@ from rules.plans.search import Search, search, with_cost, with_findings
 from rules.plans.serving_verdict import evaluate_serving
 from rules.plans.tier import pick_tier
 from rules.tables import RuleTables
-from rules.types import GpuSpec, Offer, Provider, Workload
+from rules.types import GpuSpec, Method, Offer, Provider, Workload
 from rules.verdict import Finding, Number, Option, Pinned, Verdict
 from rules.workload.serving import serving_method
 from rules.workload.setup import DEFAULT_METHOD, UNTIMED_METHODS, Setup
@@ -133,14 +133,41 @@ def pinned_finding(gpu_id: str, search_result: Search, gpus: Mapping[str, GpuSpe
     usable = margin_numbers(gpus[gpu_id], headroom)
     if fit.candidate is not None:
         estimate = fit.candidate.estimate
-        return Finding("fit.pinned", "pass", {
+        passed: dict[str, Number] = {
             "gpu": gpu_id, "gpus": fit.candidate.count, "needed_gib": round(estimate.per_gpu_gib, 1),
-            "has_gib": gpus[gpu_id].vram_gb, **usable, "switches": ",".join(fit.candidate.switches)})
+            "has_gib": gpus[gpu_id].vram_gb, **usable, "switches": ",".join(fit.candidate.switches)}
+        setup = fit.candidate.setup
+        if setup.offload and fit.candidate.host_gib > 0:  # fits only with states kept off the card: said first
+            passed.update(offload_gib=round(fit.candidate.host_gib, 1), offload_target=setup.offload_target)
+        return Finding("fit.pinned", "pass", passed)
     assert fit.rejection is not None
     numbers = fit.rejection.numbers
     return Finding("fit.pinned", "fail", {
         "gpu": gpu_id, "gpus": numbers["gpus"], "needed_gib": numbers["needed_gib"],
         "has_gib": numbers["has_gib"], **usable, "reason": fit.rejection.code})
+
+
+# A lighter training method to try on the named hardware when the one asked for does not fit it: full -> LoRA
+# -> QLoRA (frozen 16-bit weights, then 4-bit ones). Not offered when the user fixed the weights' precision.
+LIGHTER_METHODS: dict[str, tuple[Method, ...]] = {"full": ("lora", "qlora"), "lora": ("qlora",)}
+
+
+def lighter_method_fit(work: Workload, shape: Shape, method: str, gpu: GpuSpec, counts: tuple[int, ...],
+                       tables: RuleTables, unified: bool) -> Finding | None:
+    """`pinned.method_fits` {gpu, gpus, method, needed_gib, has_gib}: the first lighter method whose plan fits the
+    named GPUs at the counts searched ("LoRA on Mistral 7B does not fit a 12 GB RTX 3060; QLoRA does")."""
+    if work.precision is not None or method not in LIGHTER_METHODS:
+        return None
+    host_ram = tables.training.host_ram_gib_per_gpu.get(gpu.segment, float("inf"))
+    for lighter in LIGHTER_METHODS[method]:
+        space = CandidateSpace(replace(work, method=lighter), shape, lighter, 0.1 if shape.assumed else 0.0,
+                               unified=unified)
+        outcome = fit_outcome(gpu, space, counts, tables.headroom_fraction, host_ram)
+        if outcome.candidate is not None:
+            return Finding("pinned.method_fits", "info", {
+                "gpu": gpu.id, "gpus": outcome.candidate.count, "method": lighter,
+                "needed_gib": round(outcome.candidate.estimate.per_gpu_gib, 1), "has_gib": gpu.vram_gb})
+    return None
 
 
 def pinned_of(gpu_id: str, search_result: Search, gpus: Mapping[str, GpuSpec], space: CandidateSpace) -> Pinned:
@@ -242,6 +269,10 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     if pinned_gpu is not None:
         findings.append(pinned_finding(pinned_gpu, found, gpus, tables.headroom_fraction))
         pinned = pinned_of(pinned_gpu, found, gpus, pinned_space)
+        if found.fits[pinned_gpu].candidate is None and family == "llm":
+            lighter = lighter_method_fit(work, shape, method, gpus[pinned_gpu], counts, tables, unified)
+            if lighter is not None:
+                findings.append(lighter)
         if unified:
             findings.append(Finding("training.unified", "info", {"gpu": pinned_gpu}))
     top = tuple(shown_option(s, gpus[s.gpu_id], pinned_space if s.gpu_id == pinned_gpu else space, shape, work,

@@ -9,6 +9,7 @@ from typing import Any
 from bot.render.advice import RecommendationView, WhatIf
 from bot.render.samples import OBSERVED_AT, sample_catalog
 from bot.render.views import (
+    CapacityRow, CapacityView,
     Choice, ClarifyView, ComparisonView, ErrorView, FitLine, HelpView, KnowledgeView, PriceView, SpecsView,
     gpu_column, provider_prices,
 )
@@ -256,6 +257,16 @@ def card_samples() -> dict[str, tuple[str, Any, datetime]]:
             (WhatIf("whatif.quant.fp8", "btn.quant.fp8", state), WhatIf("share", "btn.share", state))), NOW),
         "clarify-model-unknown": ("clarification", ClarifyView("model_unknown", "qwen3-coder-nextgen", (
             Choice("Qwen3 32B", "qwen3-32b"),), state), NOW),
+        # What a 24 GB card runs, one user at 4k: rows as bot.answer.capacity builds them. Needs are weights (params x
+        # bits / 8: BF16 16 bits, Q4_K_M 4.85, MXFP4 4.25) plus cache and the engine's reserve; rates one user's.
+        "capacity": ("capacity", CapacityView(c.gpus["rtx-4090"], 1, (
+            CapacityRow("llama-3.1-8b", "Llama 3.1 8B", 8.03, True, "bf16", 16.3, 22.8, 0.0, 48.0, 4096),
+            CapacityRow("gpt-oss-20b", "gpt-oss-20b", 20.9, True, "mxfp4", 13.0, 22.8, 0.0, 211.0, 4096),
+            CapacityRow("qwen3-32b", "Qwen3 32B", 32.8, True, "gguf-q4_k_m", 20.6, 22.8, 0.0, 37.0, 4096),
+            CapacityRow("llama-3.3-70b", "Llama 3.3 70B", 70.55, False, "gguf-q4_k_m", 42.3, 22.8, 19.5, 4.0, 4096),
+            CapacityRow("deepseek-r1", "DeepSeek-R1", 671.0, False, "gguf-q4_k_m", 383.4, 22.8, 360.6, 4.2, 4096),
+        ), {"v": 1, "i": "advise", "w": {"gpu": "rtx-4090", "gpus": 1, "method": "running"}},
+            "what can I run on my 4090?"), NOW),
         "digest": ("digest", _digest_view(), NOW),
         "digest-empty": ("digest", {**_digest_view(), "gpus": [], "change_count": 0, "sources": []}, NOW),
     }

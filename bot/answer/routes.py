@@ -114,9 +114,24 @@ def _buying_named_card(ask: Ask, snapshot: Snapshot, lang: str) -> KbAnswer | No
     return find_entry(BUY_RENT_ENTRY, lang, snapshot, text=ask.text)
 
 
+# "What is" forms that open a which-GPU question as often as a conceptual one ("what's the cheapest GPU to serve
+# Llama 3.1 8B at 10 requests per second?"): beside a workload they are not a why question.
+GENERIC_WHAT = frozenset({"what is", "what's", "what are", "was ist", "qué es", "que es"})
+
+
+def _asks_why_beside_work(ask: Ask) -> bool:
+    """An explain cue other than a generic "what is" (GENERIC_WHAT)."""
+    from bot.parse.text import clean_text
+    from bot.parse.vocabulary import load_vocabulary
+
+    text, _ = clean_text(ask.text)
+    return any(cue == "explain" and text[start:end] not in GENERIC_WHAT
+               for cue, start, end in load_vocabulary().intents.find(text))
+
+
 def _why_sections(ask: Ask, snapshot: Snapshot, lang: str) -> tuple[str, ...]:
     """The knowledge answer shown above a recommendation when a workload question also asks why, else ()."""
-    if not (carries_workload(ask) and asks_why(ask)):
+    if not (carries_workload(ask) and asks_why(ask) and _asks_why_beside_work(ask)):
         return ()
     result = _kb_match(ask, snapshot, lang)
     if result is None or result.status != "answer" or result.entry is None:

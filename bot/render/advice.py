@@ -21,7 +21,7 @@ MAX_FINDINGS = 6
 QUIET_DEFAULTS = frozenset({"gpus", "sharding", "offload", "spot", "method"})
 # Said in the verdict section (the named hardware's yes/no and what would make it work), not repeated under
 # "Good to know".
-PINNED_CODES = ("pinned.quantized", "pinned.users", "pinned.context", "pinned.more_gpus", "pinned.one_card",
+PINNED_CODES = ("pinned.method_fits", "pinned.quantized", "pinned.users", "pinned.context", "pinned.more_gpus", "pinned.one_card",
                 "pinned.buy_one", "pinned.offload", "buy.within_budget", "buy.none_within")
 VERDICT_CODES = frozenset({"fit.pinned", *PINNED_CODES})
 
@@ -77,16 +77,23 @@ def pinned_line(view: RecommendationView, f: Formatter) -> str:
         return ""
     numbers = finding.numbers
     key = "rec.pinned.pass" if finding.outcome == "pass" else "rec.pinned.fail"
+    offload = numbers.get("offload_gib")
+    if finding.outcome == "pass" and isinstance(offload, (int, float)) and offload > 0:
+        # it fits only with states kept in host RAM or on NVMe: a "yes" with that said first
+        key = "rec.pinned.pass_nvme" if numbers.get("offload_target") == "nvme" else "rec.pinned.pass_cpu"
     line = f.messages.text(key, count=numbers["gpus"], gpu=gpu_name(view, str(numbers["gpu"])),
-                           needed_gib=f.gib(float(numbers["needed_gib"])), has_gib=f.gib(float(numbers["has_gib"])))
+                           needed_gib=f.gib(float(numbers["needed_gib"])), has_gib=f.gib(float(numbers["has_gib"])),
+                           offload=f.gib(float(offload)) if isinstance(offload, (int, float)) else "")
     return with_margin(line, numbers, f)
 
 
 def verdict_line(view: RecommendationView, f: Formatter) -> str:
     """The one-line answer (after the yes/no for a named GPU): best pick with time and cost, or why nothing fits."""
     pinned = pinned_line(view, f)
+    lighter = next((coded_text("finding", x.code, x.numbers, f, gpu=gpu_name(view, str(x.numbers["gpu"])))
+                    for x in view.verdict.findings if x.code == "pinned.method_fits"), "")
     best = _best_line(view, f)
-    lines = [read_as_line(view, f), pinned, best]
+    lines = [read_as_line(view, f), pinned, lighter, best]
     return "\n".join(line for line in lines if line)
 
 
