@@ -53,6 +53,8 @@ class ServingTables:
     decode_compute_utilisation: float  # share of dense peak a compute-bound decode step reaches
     prefill_compute_utilisation: float  # share of dense peak prefill reaches
     band: tuple[float, float]  # relative low / high of a throughput figure (from the calibration spread)
+    # one all-reduce on the critical path of a tensor-parallel decode step, per link class (two per layer)
+    tp_allreduce_ms: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +210,16 @@ def _overheads(raw: Any, where: str) -> dict[str, float]:
     return out
 
 
+def _link_latencies(raw: Any, where: str) -> dict[str, float]:
+    """Milliseconds per link class (nvlink, pcie), 0-1 ms each; absent: none (no latency term)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping) or set(raw) != set(SERVING_LINKS) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0 for v in raw.values()):
+        raise RuleTableError(f"{where}: expected milliseconds (0-1) for {', '.join(SERVING_LINKS)}")
+    return {k: float(v) for k, v in raw.items()}
+
+
 def _parse_serving(raw: Any, source: str) -> ServingTables:
     where = f"{source}: serving"
     if not isinstance(raw, Mapping):
@@ -227,6 +239,7 @@ def _parse_serving(raw: Any, source: str) -> ServingTables:
         decode_compute_utilisation=utilisation["decode"],
         prefill_compute_utilisation=utilisation["prefill"],
         band=(float(band[0]), float(band[1])),
+        tp_allreduce_ms=_link_latencies(raw.get("tp_allreduce_ms"), f"{where}.tp_allreduce_ms"),
     )
 
 

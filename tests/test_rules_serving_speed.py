@@ -102,3 +102,33 @@ def test_unified_flag_is_read_only_when_present():
     """Before the catalog gains `unified_memory`, a GpuSpec without it decodes as a CUDA card."""
     gpu = replace(GPUS["rtx-4090"])
     assert not hasattr(gpu, "unified_memory") or gpu.unified_memory is False  # type: ignore[attr-defined]
+
+
+def test_a_tensor_parallel_step_pays_two_all_reduces_per_layer():
+    """Llama 3.1 8B (32 layers) over 2 NVLink H100s with a 0.01 ms all-reduce: each decode step takes 2 x 32 x
+    0.01 ms = 0.64 ms more than the bandwidth roofline, at any batch; one GPU pays none, nor a llama.cpp layer
+    split (its GPUs run one after the other and exchange one activation, not an all-reduce per layer)."""
+    latency = replace(IDEAL, tp_allreduce_ms={"nvlink": 0.01, "pcie": 0.01})
+    gpu = GPUS["h100-sxm-80gb"]
+    for batch in (1, 16):
+        plain = decode_rate(LLAMA_8B, setup(gpus=2), gpu, IDEAL, batch=batch, kv_len=2048)
+        paid = decode_rate(LLAMA_8B, setup(gpus=2), gpu, latency, batch=batch, kv_len=2048)
+        assert 1 / paid.output_tokens_per_s_per_user == pytest.approx(
+            1 / plain.output_tokens_per_s_per_user + 2 * 32 * 0.01e-3)
+    one = decode_rate(LLAMA_8B, setup(), gpu, latency, batch=1, kv_len=2048)
+    assert one == decode_rate(LLAMA_8B, setup(), gpu, IDEAL, batch=1, kv_len=2048)
+    split = decode_rate(LLAMA_8B, setup(engine="llama.cpp", fmt="gguf-q4_k_m", gpus=2), gpu, latency, batch=1,
+                        kv_len=2048)
+    assert split == decode_rate(LLAMA_8B, setup(engine="llama.cpp", fmt="gguf-q4_k_m", gpus=2), gpu, IDEAL, batch=1,
+                                kv_len=2048)
+
+
+def test_the_all_reduce_latency_is_checked_when_read():
+    import json
+
+    raw = json.loads((ROOT / "rules" / "data" / "rule_tables.json").read_text())
+    assert parse_rule_tables(raw, source="t").serving.tp_allreduce_ms == {"nvlink": 0.01, "pcie": 0.01}
+    for bad in ({"nvlink": 0.01}, {"nvlink": -1, "pcie": 0.01}, {"nvlink": 5, "pcie": 0.01}, "fast"):
+        raw["serving"]["tp_allreduce_ms"] = bad
+        with pytest.raises(RuleTableError, match="tp_allreduce_ms"):
+            parse_rule_tables(raw, source="t")

@@ -96,12 +96,23 @@ def tp_efficiency(gpu: GpuSpec, setup: ServingSetup, tables: ServingTables) -> f
     return tables.tp_efficiency[link]
 
 
+def allreduce_seconds(work: DecodeWork, setup: ServingSetup, gpu: GpuSpec, tables: ServingTables) -> float:
+    """The latency of a tensor-parallel step's all-reduces, which no batch amortises: two per layer (after
+    attention and after the MLP or the experts, as Megatron-style tensor parallelism places them), each on the
+    critical path of every decode step (rule tables `serving.tp_allreduce_ms` by link class)."""
+    if setup.gpus == 1 or setup.engine not in PAGED_ENGINES:
+        return 0.0
+    link = "nvlink" if gpu.has_nvlink_class_link else "pcie"
+    return 2 * work.layers * tables.tp_allreduce_ms.get(link, 0.0) / 1e3
+
+
 @dataclass(frozen=True, slots=True)
 class DecodeWork:
     """What one decode step and one prompt token cost, independent of the GPU that runs them."""
 
     batch: int
     bytes_per_gpu: float  # weights touched / GPUs + every sequence's KV on one GPU
+    layers: int  # layers one GPU runs in turn (all of them under tensor parallelism)
     step_flops: float  # all GPUs together
     prefill_flops_per_token: float
 
@@ -110,7 +121,7 @@ def decode_work(shape: Shape, setup: ServingSetup, *, batch: int, kv_len: int) -
     batch = max(batch, 1)
     kv = kv_bytes_per_sequence(shape, _at(setup, kv_len))
     per_token = 2.0 * shape.active_params_b * 1e9 + 2.0 * shape.layers * kv_len * shape.heads * shape.attention_head_dim
-    return DecodeWork(batch, read_bytes_per_step(shape, setup, batch) / setup.gpus + batch * kv,
+    return DecodeWork(batch, read_bytes_per_step(shape, setup, batch) / setup.gpus + batch * kv, shape.layers,
                       _decode_flops(shape, batch, kv_len), per_token)
 
 
@@ -121,7 +132,7 @@ def rate_of(work: DecodeWork, setup: ServingSetup, gpu: GpuSpec, tables: Serving
     row = engine_class(setup, gpu)
     scaling = tp_efficiency(gpu, setup, tables)
     memory_s = work.bytes_per_gpu / (bandwidth * tables.bandwidth_efficiency[row] * scaling) + \
-        tables.step_overhead_ms[row] / 1e3
+        tables.step_overhead_ms[row] / 1e3 + allreduce_seconds(work, setup, gpu, tables)
     peak = compute_peak_tflops(gpu, setup.weight_format) * 1e12 * setup.gpus * scaling
     compute_s = work.step_flops / (peak * tables.decode_compute_utilisation)
     step = max(memory_s, compute_s)
