@@ -98,9 +98,48 @@ def test_two_cards_are_counted(snapshot: Any) -> None:
     assert _rows("what LLMs can I run on 2x 3090?", snapshot)["llama-3.3-70b"][0] == "✓"
 
 
-def test_a_model_or_a_training_question_is_not_a_capacity_question(snapshot: Any) -> None:
+def test_a_named_model_is_not_a_capacity_question(snapshot: Any) -> None:
     assert answer("can I run llama 3 8b on my 4090", snapshot=snapshot, now=NOW).kind == "serving"
-    assert answer("what can I fine-tune on my 4090?", snapshot=snapshot, now=NOW).kind != "capacity"
+    assert answer("LoRA llama 3 8b on my 4090", snapshot=snapshot, now=NOW).kind == "recommendation"
+
+
+def _training_cells(text: str, snapshot: Any) -> dict[str, list[str]]:
+    """model name -> the full / LoRA / QLoRA cells' marks, from the card's table."""
+    reply = answer(text, snapshot=snapshot, now=NOW)
+    assert reply.kind == "capacity", reply.terminal()
+    table = next(b["text"]["text"] for b in reply.blocks if b.get("type") == "section" and "```" in b["text"]["text"])
+    out = {}
+    for line in table.split("```")[1].splitlines()[1:]:
+        marks = [c for c in line.split() if c in ("✓", "⚠", "✗")]
+        name = line.split("  ")[0].strip()
+        out[name] = marks
+    return out
+
+
+@pytest.mark.parametrize("text", ["what can i fine-tune on my 4090?", "which model should I fine-tune on my 4090?",
+                                  "我的4090能微调什么模型", "4090で何がファインチューニングできる？",
+                                  "4090으로 어떤 모델을 파인튜닝할 수 있나요?", "was kann ich auf meiner 4090 feintunen?",
+                                  "¿qué modelos puedo ajustar en una 4090?", "quels modèles puis-je affiner sur une 4090 ?",
+                                  "mô hình nào có thể tinh chỉnh trên 4090?"])
+def test_what_can_i_fine_tune_gets_the_training_capacity(text: str, snapshot: Any) -> None:
+    assert answer(text, snapshot=snapshot, now=NOW).kind == "capacity", text
+
+
+def test_a_4090_fine_tunes_8b_with_lora_and_needs_qlora_beyond(snapshot: Any) -> None:
+    """24 GB x 0.95 = 22.8 GiB usable. Llama 3.1 8B LoRA: 8.03e9 x 2 B = 15.0 GiB of frozen BF16 weights plus
+    adapters and activations, fits. Qwen3 14B LoRA: 14.8e9 x 2 B = 27.6 GiB of weights alone, cannot; in NF4
+    (4.127 bits) they are 7.1 GiB, QLoRA fits. Qwen3 32B even in NF4 is 15.8 GiB of weights plus 16-bit
+    embeddings and head, activations and the CUDA context: over. Llama 3.3 70B in NF4 is 34 GiB: no method."""
+    cells = _training_cells("what can i fine-tune on my 4090?", snapshot)
+    assert cells["Llama 3.1 8B"][1] == "✓"
+    assert cells["Qwen3 14B"][1] == "✗" and cells["Qwen3 14B"][2] == "✓"
+    assert cells["Llama 3.3 70B Instruct"] == ["✗", "✗", "✗"]
+
+
+def test_a_training_question_about_a_card_without_a_capacity_word_stays_knowledge(snapshot: Any) -> None:
+    """'fine-tune on two 4090s: is PCIe too slow?' is about the link, answered by the knowledge base."""
+    assert answer("fine-tune on two 4090s without NVLink, is PCIe too slow?", snapshot=snapshot,
+                  now=NOW).kind != "capacity"
 
 
 def test_ask_json_carries_each_models_verdict(snapshot: Any) -> None:

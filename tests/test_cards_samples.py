@@ -9,7 +9,7 @@ from typing import Any
 from bot.render.advice import RecommendationView, WhatIf
 from bot.render.samples import OBSERVED_AT, sample_catalog
 from bot.render.views import (
-    CapacityRow, CapacityView,
+    CapacityRow, CapacityView, TrainingCapacityRow, TrainingFit,
     Choice, ClarifyView, ComparisonView, ErrorView, FitLine, HelpView, KnowledgeView, PriceView, SpecsView,
     gpu_column, provider_prices,
 )
@@ -267,6 +267,20 @@ def card_samples() -> dict[str, tuple[str, Any, datetime]]:
             CapacityRow("deepseek-r1", "DeepSeek-R1", 671.0, False, "gguf-q4_k_m", 383.4, 22.8, 360.6, 4.2, 4096),
         ), {"v": 1, "i": "advise", "w": {"gpu": "rtx-4090", "gpus": 1, "method": "running"}},
             "what can I run on my 4090?"), NOW),
+        # What a 24 GB card fine-tunes at 2,048 tokens: Llama 3.1 8B in BF16 is 15.0 GiB of frozen weights (LoRA
+        # fits), Qwen3 14B 27.6 GiB (LoRA cannot; in NF4 7.1 GiB: QLoRA fits), 70B in NF4 34 GiB (nothing fits).
+        "capacity-training": ("capacity", CapacityView(c.gpus["rtx-4090"], 1, (), {
+            "v": 1, "i": "advise", "w": {"gpu": "rtx-4090", "gpus": 1, "method": "lora"}},
+            "what can I fine-tune on my 4090?", training=(
+                TrainingCapacityRow("llama-3.1-8b", "Llama 3.1 8B", 8.03, (
+                    TrainingFit("full", "fits", 22.8), TrainingFit("lora", "fits", 18.3),
+                    TrainingFit("qlora", "fits", 17.0))),
+                TrainingCapacityRow("qwen3-14b", "Qwen3 14B", 14.8, (
+                    TrainingFit("full", "no", 60.2), TrainingFit("lora", "no", 29.9),
+                    TrainingFit("qlora", "fits", 16.8))),
+                TrainingCapacityRow("llama-3.3-70b", "Llama 3.3 70B", 70.55, (
+                    TrainingFit("full", "no", 140.0), TrainingFit("lora", "offload", 5.5),
+                    TrainingFit("qlora", "no", 44.1)))), seq_len=2048), NOW),
         "digest": ("digest", _digest_view(), NOW),
         "digest-empty": ("digest", {**_digest_view(), "gpus": [], "change_count": 0, "sources": []}, NOW),
     }

@@ -279,7 +279,7 @@ def _advise(ask: Ask, *, snapshot: Snapshot, lang: str, now: datetime, previous:
     workload = _workload(ask, snapshot, previous)
     state = actions.make_state("advise", workload)
     if not previous:
-        if asks_capacity(workload, snapshot) and all(k == "model_size_missing" for k, _ in ask.clarifications):
+        if asks_capacity(workload, snapshot, ask.text) and all(k == "model_size_missing" for k, _ in ask.clarifications):
             # "what can I run on my 4090?": what the named hardware holds, not a model size to pick first
             return capacity_reply(workload, snapshot=snapshot, lang=lang, question=ask.text,
                                   ignored=localized_ignored(ask.ignored, lang), ask=ask)

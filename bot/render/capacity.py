@@ -66,12 +66,53 @@ def assumed(view: CapacityView, f: Formatter) -> str:
     return f.messages.text("cap.assumed", context=f.number(context) if context else "—")
 
 
-def picks(view: CapacityView) -> tuple[CapacityRow, ...]:
-    """The models a button opens in full: the largest that fits and the next ones up (else the smallest)."""
+def picks(view: CapacityView) -> tuple[tuple[str, str], ...]:
+    """(model id, name) of the models a button opens in full: the largest that fits and the next ones up (else
+    the smallest)."""
+    if view.training:
+        ordered_t = sorted(view.training, key=lambda r: r.params_b)
+        fitting = [r for r in ordered_t if any(x.state == "fits" for x in r.fits)]
+        start = ordered_t.index(fitting[-1]) if fitting else 0
+        return tuple((r.model_id, r.model) for r in ordered_t[start:start + BUTTONS])
     ordered = sorted(view.rows, key=lambda r: r.params_b)
     best = largest(view)
     start = ordered.index(best) if best is not None else 0
-    return tuple(ordered[start:start + BUTTONS])
+    return tuple((r.model_id, r.model) for r in ordered[start:start + BUTTONS])
+
+
+def training_headline(view: CapacityView, f: Formatter) -> str:
+    """Per method, the largest model whose plan fits the cards' memory; else the smallest model's shortfall."""
+    ordered = sorted(view.training, key=lambda r: r.params_b)
+    items = []
+    for i, method in enumerate(("full", "lora", "qlora")):
+        fitting = [r for r in ordered if len(r.fits) > i and r.fits[i].state == "fits"]
+        if fitting:
+            items.append(f.messages.plain("cap.train.item", method=f.messages.plain(f"method.{method}"),
+                                          model=fitting[-1].model))
+    if items:
+        return f.messages.text("cap.train.best", items=f.messages.plain("common.list_sep").join(items))
+    if not ordered:
+        return ""
+    smallest = ordered[0]
+    need = min((x.needed_gib for x in smallest.fits), default=0.0)
+    return f.messages.text("cap.train.none", model=smallest.model, needed=f.gib(need))
+
+
+def training_table(view: CapacityView, f: Formatter) -> str:
+    """Model · full · LoRA · QLoRA: ✓ / ⚠ with the need per GPU, or ✗."""
+    head = ["", *(f.messages.plain(f"method.{m}") for m in ("full", "lora", "qlora"))]
+    rows = [head]
+    for r in sorted(view.training, key=lambda r: r.params_b):
+        cells = [r.model]
+        for x in r.fits:
+            mark = MARKS["fits" if x.state == "fits" else "offload" if x.state == "offload" else "no"]
+            cells.append(f"{mark} {f.gib(x.needed_gib)}" if x.state != "no" else mark)
+        rows.append(cells)
+    return format_table(rows)
+
+
+def training_assumed(view: CapacityView, f: Formatter) -> str:
+    return f.messages.text("cap.train.assumed", seq_len=f.number(view.seq_len) if view.seq_len else "—")
 
 
 def title(view: CapacityView, f: Formatter) -> str:
@@ -80,9 +121,12 @@ def title(view: CapacityView, f: Formatter) -> str:
     name = view.gpu.name
     spelled = (f"{view.gpu.vram_gb:g} GB", f"{view.gpu.vram_gb:g}GB")
     key = "cap.header" if not any(s in name for s in spelled) else "cap.header_named"
+    if view.training:
+        key = key.replace("cap.", "cap.train.")
     return f.messages.plain(key, count=view.count, gpu=name, vram=vram)
 
 
 def fallback(view: CapacityView, f: Formatter) -> str:
     """The notification text: the headline's first line."""
-    return headline(view, f).split("\n", 1)[0].replace("*", "")
+    first = training_headline(view, f) if view.training else headline(view, f)
+    return first.split("\n", 1)[0].replace("*", "")

@@ -165,8 +165,27 @@ class CapacityRow:
 
 
 @dataclass(frozen=True, slots=True)
+class TrainingFit:
+    """One training method's fit for one model on the named hardware."""
+
+    method: str  # full, lora, qlora
+    state: str  # fits (in the cards' memory), offload (only with CPU/NVMe offload), no
+    needed_gib: float  # per GPU, on the cards
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingCapacityRow:
+    """Which training methods fit one model on the named hardware (bot.answer.capacity)."""
+
+    model_id: str
+    model: str
+    params_b: float
+    fits: tuple[TrainingFit, ...]  # full, LoRA, QLoRA in that order
+
+
+@dataclass(frozen=True, slots=True)
 class CapacityView:
-    """What a card (or several of one kind) can run: a verdict per model of a fixed ladder."""
+    """What a card (or several of one kind) can run, or fine-tune: a verdict per model of a fixed ladder."""
 
     gpu: GpuSpec
     count: int
@@ -174,6 +193,8 @@ class CapacityView:
     state: Mapping[str, Any]  # the request so far (GPU, count, running), sent back with a picked model
     question: str = ""
     ignored: tuple[str, ...] = ()
+    training: tuple[TrainingCapacityRow, ...] = ()  # set instead of `rows` for "what can I fine-tune on ...?"
+    seq_len: int = 0  # the training rows' sequence length
 
 
 @dataclass(frozen=True, slots=True)
