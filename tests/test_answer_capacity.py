@@ -163,3 +163,20 @@ def test_ask_json_carries_each_models_verdict(snapshot: Any) -> None:
 def test_local_ai_on_a_named_card_is_what_it_runs(text: str, snapshot: Any) -> None:
     """'Worth it for local LLMs' names no model: what the card runs answers it, not a choice of knowledge entries."""
     assert answer(text, snapshot=snapshot, now=NOW).kind == "capacity", text
+
+
+@pytest.mark.parametrize(("text", "memory"), [("what can I run with 12GB of VRAM?", 12.0),
+                                              ("what LLM can I run on 8gb vram", 8.0)])
+def test_a_card_described_by_its_memory_reads_as_a_desktop_card(text: str, memory: float, snapshot: Any) -> None:
+    """'12 GB of VRAM' with no other word is a desktop card: read as the slowest consumer card of that memory
+    (not a 2014 Tesla K80, whose server engine and formats a desktop user would not run), and the card says so."""
+    reply = answer(text, snapshot=snapshot, now=NOW)
+    assert reply.kind == "capacity"
+    assert reply.ask is not None
+    stand_in = reply.ask.gpus[0].candidates[0]
+    gpu = snapshot.gpus[stand_in]
+    assert gpu.segment == "consumer" and abs(gpu.vram_gb - memory) < 0.6
+    consumer = [g for g in snapshot.gpus.values()
+                if g.segment == "consumer" and abs(g.vram_gb - memory) < 0.6 and not g.laptop and not g.modified]
+    assert gpu.memory_bandwidth_gbs == min(g.memory_bandwidth_gbs for g in consumer)
+    assert f"read as {gpu.name}: the slowest of the {len(consumer)} such cards" in reply.terminal()

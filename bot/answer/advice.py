@@ -63,7 +63,7 @@ def recommendation_reply(workload: Workload, *, snapshot: Snapshot, lang: str, q
         method=method,
         prices_at=snapshot.prices_as_of(),
         question=question, ignored=tuple(ignored), buttons=what_if_buttons(verdict, state, snapshot.gpus),
-        extra_sections=extra_sections, read_as=_read_as(ask, workload, snapshot),
+        extra_sections=extra_sections, read_as=read_as(ask, workload, snapshot),
         speed_first=ask is not None and asks_speed(ask.text),
     )
     kind = "serving" if method in SERVING_METHODS else "recommendation"  # the serving card: tokens/s, $/M tokens
@@ -98,13 +98,16 @@ def memory_totals_section(verdict: Verdict, lang: str) -> str:
                          context=f.number(tokens))
 
 
-def _read_as(ask: Ask | None, workload: Workload, snapshot: Snapshot) -> tuple[float, str, int] | None:
+def read_as(ask: Ask | None, workload: Workload, snapshot: Snapshot) -> tuple[float, str, int] | None:
     """When the named hardware was a class ("a Mac with 64 GB"), the card standing for it, to say so."""
     if ask is None or workload.gpu is None:
         return None
     for mention in ask.gpus:
         if mention.status == "class" and mention.candidates[:1] == (workload.gpu,) and mention.memory_gb:
-            return mention.memory_gb, workload.gpu, len(mention.candidates)
+            # of the cards like the one standing for the class (desktop cards first when none was said: parse)
+            segment = snapshot.gpus[workload.gpu].segment if workload.gpu in snapshot.gpus else None
+            alike = sum(1 for g in mention.candidates if g in snapshot.gpus and snapshot.gpus[g].segment == segment)
+            return mention.memory_gb, workload.gpu, alike or len(mention.candidates)
     return None
 
 

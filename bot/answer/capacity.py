@@ -13,7 +13,7 @@ import re
 from dataclasses import replace
 
 from bot.answer import actions
-from bot.answer.advice import evaluate
+from bot.answer.advice import evaluate, read_as
 from bot.answer.reply import Reply, reply_from
 from bot.parse.ask import Ask
 from bot.render.cards import render_card
@@ -122,9 +122,10 @@ def capacity_reply(workload: Workload, *, snapshot: Snapshot, lang: str, questio
         trained, seq_len = training_rows(workload, snapshot)
         state = actions.make_state("advise", replace(workload, concurrency=None))
         view = CapacityView(snapshot.gpus[workload.gpu], workload.gpus or 1, (), state, question, ignored,
-                            training=trained, seq_len=seq_len)
+                            training=trained, seq_len=seq_len, read_as=read_as(ask, workload, snapshot))
         return reply_from(render_card("capacity", view, lang), ask=ask, state=state)
     rows = capacity_rows(workload, snapshot)
     state = actions.make_state("advise", replace(workload, method="running", concurrency=None))
-    view = CapacityView(snapshot.gpus[workload.gpu], workload.gpus or 1, rows, state, question, ignored)
+    view = CapacityView(snapshot.gpus[workload.gpu], workload.gpus or 1, rows, state, question, ignored,
+                        read_as=read_as(ask, workload, snapshot))
     return reply_from(render_card("capacity", view, lang), ask=ask, state=state, capacity=rows)

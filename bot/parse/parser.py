@@ -268,8 +268,15 @@ def _class_members(mention: GpuMention, snapshot: Snapshot, assumed: dict[str, s
                       and fits_segment(g)), key=lambda g: (g.memory_bandwidth_gbs, g.id))
     if not members:
         return mention
+    kind = "such cards"
+    if mention.segment is None and any(g.segment == "consumer" for g in members):
+        # "what can I run with 12 GB of VRAM?": a card described by its memory alone is a desktop card (a data-
+        # centre card is named; a 2014 Tesla K80 standing for "12 GB" answered with a server engine and formats)
+        members = [g for g in members if g.segment == "consumer"] + [g for g in members if g.segment != "consumer"]
+        kind = "desktop cards of that memory"
+    count = sum(1 for g in members if g.segment == members[0].segment) if kind != "such cards" else len(members)
     assumed["gpu"] = (f"a {mention.memory_gb:g} GB card read as {members[0].name}, the slowest of the "
-                      f"{len(members)} such cards in the catalog (the memory verdict is the same; faster ones run faster)")
+                      f"{count} {kind} in the catalog (the memory verdict is the same; faster ones run faster)")
     return replace(mention, candidates=tuple(g.id for g in members))
 
 

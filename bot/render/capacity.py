@@ -126,6 +126,14 @@ def title(view: CapacityView, f: Formatter) -> str:
     return f.messages.plain(key, count=view.count, gpu=name, vram=vram)
 
 
+def read_as_line(view: CapacityView, f: Formatter) -> str:
+    """"A 12 GB card, read as GeForce RTX 2060 12GB: the slowest of 5 such cards in the catalog.", or ""."""
+    if view.read_as is None:
+        return ""
+    memory, _, count = view.read_as
+    return f.messages.text("card.read_as", memory=f.gb(memory), gpu=view.gpu.name, count=count)
+
+
 def fallback(view: CapacityView, f: Formatter) -> str:
     """The notification text: the headline's first line."""
     first = training_headline(view, f) if view.training else headline(view, f)

@@ -194,6 +194,7 @@ class CapacityView:
     question: str = ""
     ignored: tuple[str, ...] = ()
     training: tuple[TrainingCapacityRow, ...] = ()  # set instead of `rows` for "what can I fine-tune on ...?"
+    read_as: tuple[float, str, int] | None = None  # "12 GB of VRAM": (GB, the card standing for it, cards alike)
     seq_len: int = 0  # the training rows' sequence length
 
 
