@@ -17,13 +17,20 @@ from rules.verdict import Pinned, Throughput
 PRECISION_ORDER = ("bf16", "fp16", "fp8", "int8", "int4", "nf4", "awq", "gptq", "mxfp4", "nvfp4", "exl2")
 
 
+def tokens_rate(value: float, f: Formatter) -> str:
+    """A tokens/s figure with the digits it needs: 0.39 and 4.2 stay readable, 1,263 needs none ("≈ 0" for
+    405B offloaded to system RAM said nothing)."""
+    return f.number(value, 2 if value < 1 else 1 if value < 10 else 0)
+
+
 def _rates(tp: Throughput, f: Formatter) -> str:
     if tp.concurrency <= 1:
-        return f.messages.plain("srv.rates_single", per_user=f.number(tp.output_tokens_per_s_per_user),
-                                low=f.number(tp.low_tokens_per_s), high=f.number(tp.high_tokens_per_s))
+        return f.messages.plain("srv.rates_single", per_user=tokens_rate(tp.output_tokens_per_s_per_user, f),
+                                low=tokens_rate(tp.low_tokens_per_s, f), high=tokens_rate(tp.high_tokens_per_s, f))
     return f.messages.plain(
-        "srv.rates", per_user=f.number(tp.output_tokens_per_s_per_user), users=f.number(tp.concurrency),
-        total=f.number(tp.output_tokens_per_s), low=f.number(tp.low_tokens_per_s), high=f.number(tp.high_tokens_per_s))
+        "srv.rates", per_user=tokens_rate(tp.output_tokens_per_s_per_user, f), users=f.number(tp.concurrency),
+        total=tokens_rate(tp.output_tokens_per_s, f), low=tokens_rate(tp.low_tokens_per_s, f),
+        high=tokens_rate(tp.high_tokens_per_s, f))
 
 
 def pinned_text(view: RecommendationView, pinned: Pinned, f: Formatter) -> str:
