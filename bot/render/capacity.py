@@ -9,6 +9,7 @@ from __future__ import annotations
 from bot.render.filters import format_table
 from bot.render.findings import precision_label
 from bot.render.formats import Formatter
+from bot.render.serving import tokens_rate
 from bot.render.views import CapacityRow, CapacityView
 
 MARKS = {"fits": "✓", "offload": "⚠", "no": "✗"}
@@ -35,7 +36,7 @@ def headline(view: CapacityView, f: Formatter) -> str:
     if best is not None:
         lines.append(f.messages.text("cap.largest", model=best.model, precision=precision_label(best.precision, f),
                                      needed=f.gib(best.needed_gib), has=f.gib(best.has_gib),
-                                     rate=f.number(best.tokens_per_s or 0.0)))
+                                     rate=tokens_rate(best.tokens_per_s or 0.0, f)))
     elif view.rows:
         smallest = min(view.rows, key=lambda r: r.params_b)
         lines.append(f.messages.text("cap.none", model=smallest.model,
@@ -45,7 +46,7 @@ def headline(view: CapacityView, f: Formatter) -> str:
     offload = next((r for r in bigger if _state(r) == "offload"), None)
     if offload is not None:
         lines.append(f.messages.text("cap.offload", model=offload.model, offload=f.gib(offload.offload_gib),
-                                     rate=f.number(offload.tokens_per_s or 0.0, 1)))
+                                     rate=tokens_rate(offload.tokens_per_s or 0.0, f)))
     return "\n".join(lines)
 
 
@@ -54,7 +55,7 @@ def table(view: CapacityView, f: Formatter) -> str:
     rows = []
     for r in sorted(view.rows, key=lambda r: r.params_b):
         state = _state(r)
-        rate = (f.messages.plain("cap.rate", rate=f.number(r.tokens_per_s, 1 if r.tokens_per_s < 10 else 0))
+        rate = (f.messages.plain("cap.rate", rate=tokens_rate(r.tokens_per_s, f))
                 if r.tokens_per_s is not None and state != "no" else "—")
         rows.append([r.model, MARKS[state], precision_label(r.precision, f),
                      f"{f.gib(r.needed_gib)} / {f.gib(r.has_gib)}", rate])
