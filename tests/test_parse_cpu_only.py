@@ -39,3 +39,18 @@ def test_the_card_says_it_in_the_readers_language(snapshot: Any) -> None:
 
     reply = answer("纯CPU跑Qwen2.5-7B可以吗", snapshot=snapshot, now=datetime(2026, 11, 26, tzinfo=UTC))
     assert reply.language == "zh-Hans" and "这里只估算 GPU" in reply.terminal()
+
+
+@pytest.mark.parametrize(("text", "quoted"), [
+    ("run qwen3 8b on iphone", "on iphone"), ("在手机上跑qwen3 4b", "手机"), ("Llama 3.2 3B auf meinem Handy", "auf meinem handy"),
+    ("スマホでLlama 3.2 1Bを動かしたい", "スマホ"), ("휴대폰에서 Llama 3.2 1B 돌릴 수 있나요?", "휴대폰"),
+])
+def test_a_phone_is_said_not_dropped(text: str, quoted: str, snapshot: Any) -> None:
+    """Phones are not in the catalog: the card says the request was read for GPUs and Macs, quoting the words."""
+    notes = [n for n in parse(text, snapshot=snapshot).ignored if getattr(n, "key", "") == "phone"]
+    assert len(notes) == 1 and quoted in str(notes[0]).lower()
+
+
+def test_a_phone_number_or_a_phone_word_elsewhere_is_no_phone(snapshot: Any) -> None:
+    assert not [n for n in parse("fine-tune llama 3 8b on a 4090 for a smartphonelike app", snapshot=snapshot).ignored
+                if getattr(n, "key", "") == "phone"]

@@ -21,3 +21,18 @@ def cpu_only_note(text: str) -> Note | None:
     """The note for a CPU-only request, quoting the words used; None when the text asks for no such thing."""
     found = _CPU_ONLY.search(text)
     return Note("cpu_only", given=found.group(0)) if found is not None else None
+
+
+# A phone ("on my iPhone", "在手机上跑", "スマホで"): not hardware the catalog holds; said, like a CPU-only request.
+_PHONE = re.compile(
+    r"(?<![a-z])(?:on (?:an? |the |my )?(?:iphone|android|phone|smartphone|pixel)|iphone|android phone|smartphone|"
+    r"(?:en |sur |auf )?(?:(?:mi|mon|meinem|un|una|einem) )?(?:móvil|celular|téléphone|portable|smartphone|handy)|"
+    r"điện thoại)(?![a-z])"
+    r"|手机|手機|スマホ|スマートフォン|携帯|휴대폰|핸드폰|스마트폰"
+)
+
+
+def phone_note(text: str) -> Note | None:
+    """The note for a request to run on a phone, quoting the words used; None otherwise."""
+    found = _PHONE.search(text)
+    return Note("phone", given=found.group(0).strip()) if found is not None else None

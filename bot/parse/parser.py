@@ -10,7 +10,7 @@ from types import MappingProxyType
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from bot.parse.cpu import cpu_only_note
+from bot.parse.cpu import cpu_only_note, phone_note
 from bot.parse.ask import (
     CLARIFY_GPU_AMBIGUOUS,
     CLARIFY_GPU_UNKNOWN,
@@ -141,9 +141,10 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
     deadline = deadline_found.hours
     unusable = find_unusable(rest)  # "-50 users", "batch 0": the extractors dropped the sign or the value
     cpu_only = cpu_only_note(rest)  # "on cpu only": GPUs are what is sized, and the card says so
+    phone = phone_note(rest)  # "on my iPhone": likewise
     ignored.extend(note.as_written(raw) for note in
                    (*refused, *gpus.notes, *money.notes, *deadline_found.notes, *unusable.values(),
-                    *((cpu_only,) if cpu_only is not None else ())))
+                    *((cpu_only,) if cpu_only is not None else ()), *((phone,) if phone is not None else ())))
     cues = frozenset(v for v, _, _ in vocab.intents.find(rest))
     if "buy" in cues and "rent" not in cues and _hours_of_a_gpu(text, gpus.spans):
         cues = (cues - {"buy"}) | {"rent"}  # "buy H100 hours", "comprar horas de H100": renting, priced
