@@ -150,6 +150,8 @@ def context_growth(space: ServingSpace, plan: ServingPlan) -> Finding:
                                   "gpus": plan.setup.gpus, "concurrency": plan.setup.concurrency}
     large, unified = is_large_card(plan.gpu), bool(getattr(plan.gpu, "unified_memory", False))
     for tokens in CONTEXT_STEPS:
+        if space.shape.max_context and tokens > space.shape.max_context:
+            break  # beyond what the model reads (Llama 3 8B: 8,192): the message's short form names no steps
         setup = replace(plan.setup, context_tokens=tokens)
         memory = serving_memory(space.shape, setup, large=large, unified=unified)
         label = f"{tokens // 1024}k"
@@ -274,7 +276,11 @@ def evaluate_serving(workload: Workload, method: str, shape: Shape, findings: li
         concurrency = pinned.throughput.concurrency
     assumptions, defaulted = assumptions_of(workload, shape, method, chosen, concurrency)
     findings += verdict_findings(space, workload, shape, chosen, top, pinned is not None, len(gpus))
-    command, command_findings = build_command(chosen, shape, workload.model.hf_id if workload.model else None)
+    if workload.model is not None and workload.model.kind == "speech":
+        # vLLM, SGLang, llama.cpp, Ollama and MLX-LM serve language models; Whisper runs in its own tools
+        command, command_findings = None, [Finding("command.speech", "info", {"model": workload.model.name})]
+    else:
+        command, command_findings = build_command(chosen, shape, workload.model.hf_id if workload.model else None)
     findings += command_findings
     if top and (pinned is None or pinned.fits):
         memory = top[0].memory
@@ -339,7 +345,9 @@ def verdict_findings(space: ServingSpace, workload: Workload, shape: Shape, plan
     if not top and not pinned:
         out.append(Finding("fit.none", "fail", {"gpus_tried": gpus_tried}))
     if workload.context_tokens is None:
-        out.append(context_growth(space, plan))
+        # a model that reads fewer tokens than the first step (Whisper's 448-token decoder) has no growth to show
+        if not (shape.max_context and shape.max_context < CONTEXT_STEPS[0]):
+            out.append(context_growth(space, plan))
     elif shape.max_context and workload.context_tokens > shape.max_context:
         out.append(Finding("serving.context_capped", "warn", {
             "model": workload.model.name if workload.model is not None else shape.name,
