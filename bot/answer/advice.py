@@ -152,8 +152,9 @@ def what_if_buttons(verdict: Verdict, state: ButtonState,
     return tuple(buttons)
 
 
-def fit_lines_for(workload: Workload, gpu_ids: tuple[str, ...],
-                  snapshot: Snapshot) -> tuple[tuple[str, str], tuple[FitLine, ...], tuple[Contender, ...], int | None]:
+def fit_lines_for(workload: Workload, gpu_ids: tuple[str, ...], snapshot: Snapshot,
+                  counts: Mapping[str, int] | None = None,
+                  ) -> tuple[tuple[str, str], tuple[FitLine, ...], tuple[Contender, ...], int | None]:
     """Per compared GPU: the engine's plan pinned to that GPU, or its reason; the workload as (model, method);
     each GPU as a contender for the comparison's verdict; and the dataset the engine assumed (samples) to put a
     cost on each job when none was given (the comparison decides on cost per job unless asked for speed)."""
@@ -163,10 +164,13 @@ def fit_lines_for(workload: Workload, gpu_ids: tuple[str, ...],
     sized = workload.tokens is not None or workload.samples is not None
     # Without a dataset size a job has no time or cost; the engine's stated default dataset gives each GPU one.
     pinned_base = workload if sized else replace(workload, samples=DEFAULT_SAMPLES)
-    verdicts = {gpu_id: evaluate(replace(pinned_base, gpu=gpu_id, objective=workload.objective or "cheapest"),
+    # "2x 3090 vs 1x 4090": each GPU at the count the user gave it, else the workload's (else the engine's choice)
+    named = dict(counts or {})
+    verdicts = {gpu_id: evaluate(replace(pinned_base, gpu=gpu_id, gpus=named.get(gpu_id) or pinned_base.gpus,
+                                         objective=workload.objective or "cheapest"),
                                  snapshot, {gpu_id: snapshot.gpus[gpu_id]}) for gpu_id in gpu_ids}
     if workload.quantization is None:
-        verdicts = _like_for_like(verdicts, pinned_base, workload, snapshot)
+        verdicts = _like_for_like(verdicts, pinned_base, workload, snapshot, named)
     for gpu_id in gpu_ids:
         verdict = verdicts[gpu_id]
         summary = (model_label(verdict), str(verdict.assumptions.get("method", "")))
@@ -174,6 +178,15 @@ def fit_lines_for(workload: Workload, gpu_ids: tuple[str, ...],
         pinned = next((x for x in verdict.findings if x.code == "fit.pinned"), None)
         option = next((o for o in verdict.options if o.gpu_id == gpu_id), None)
         vram, usable = _usable_memory(verdict, snapshot.gpus[gpu_id])
+        held = verdict.pinned
+        if (option is not None and option.throughput is not None and gpu_id in named and held is not None
+                and held.gpu == gpu_id and option.count != named[gpu_id] and not held.fits):
+            # the count the user gave does not hold it (the engine's own plan for this GPU uses more cards)
+            lines.append(FitLine(name, reason_code="fit.vram", reason_numbers={
+                "needed_gib": held.needed_gib, "has_gib": held.has_gib, "gpus": held.count}, vram_gb=vram,
+                usable_gib=usable))  # has_gib: what the serving engine may use of the card (its usable share)
+            contenders.append(Contender(gpu_id, None))
+            continue
         if option is not None and option.throughput is not None:  # serving: tokens/s and $ per million tokens
             per_million = option.usd_per_million_output_tokens
             lines.append(FitLine(name, option.count, option.memory.per_gpu_gib, vram_gb=vram, usable_gib=usable,
@@ -200,7 +213,7 @@ def fit_lines_for(workload: Workload, gpu_ids: tuple[str, ...],
 
 
 def _like_for_like(verdicts: dict[str, Verdict], base: Workload, workload: Workload,
-                   snapshot: Snapshot) -> dict[str, Verdict]:
+                   snapshot: Snapshot, counts: Mapping[str, int] | None = None) -> dict[str, Verdict]:
     """Served GPUs compared in one weight format: each GPU's own cheapest plan may store the model differently
     (AWQ 4-bit on an 80 GB card, FP8 on a 141 GB one), which compares quality as much as hardware. When the
     user named no format and the plans differ, the most precise format among them that every GPU holds on no
@@ -213,7 +226,8 @@ def _like_for_like(verdicts: dict[str, Verdict], base: Workload, workload: Workl
     if len(formats) < 2:
         return verdicts
     for fmt in sorted(formats, key=lambda f: -weight_format(f).bits):
-        again = {g: evaluate(replace(base, gpu=g, objective=workload.objective or "cheapest", quantization=fmt),
+        again = {g: evaluate(replace(base, gpu=g, gpus=(counts or {}).get(g) or base.gpus,
+                                     objective=workload.objective or "cheapest", quantization=fmt),
                              snapshot, {g: snapshot.gpus[g]}) for g in verdicts}
         plans = {g: next((o for o in v.options if o.gpu_id == g and o.throughput is not None), None)
                  for g, v in again.items()}

@@ -238,8 +238,9 @@ def _catalog_intent(ask: Ask, intent: str, *, snapshot: Snapshot, lang: str, now
         compared = _workload(ask, snapshot, previous) if _has_model(ask) or previous else None
         if compared is not None and (compared.model is not None or compared.params_b is not None):
             state = actions.make_state(intent, compared, gpus=found)
-        return reply_from(render_card("comparison", comparison_view(found, compared, snapshot, ask.text), lang),
-                          ask=ask, state=state)
+        counts = {g.gpu_id: g.count for g in ask.gpus if g.status == "found" and g.gpu_id and g.count}
+        return reply_from(render_card("comparison", comparison_view(found, compared, snapshot, ask.text, counts),
+                                      lang), ask=ask, state=state)
     kind, view = _single_gpu_view(intent, found[0], snapshot, ask.text)
     return reply_from(render_card(kind, view, lang), ask=ask, state=state)
 
@@ -262,14 +263,14 @@ def _single_gpu_view(intent: str, gpu_id: str, snapshot: Snapshot, question: str
 
 
 def comparison_view(gpu_ids: tuple[str, ...], workload: Workload | None, snapshot: Snapshot,
-                    question: str) -> ComparisonView:
+                    question: str, counts: Mapping[str, int] | None = None) -> ComparisonView:
     """With a workload, each GPU's fit and which to pick; without one, what each is best at (never a made-up job)."""
     prices_at = snapshot.prices_as_of()
     columns = tuple(gpu_column(snapshot, g) for g in gpu_ids[:4])
     if workload is None or (workload.model is None and workload.params_b is None):
         rent = {c.gpu.id: c.cheapest_on_demand.usd_per_gpu_hour if c.cheapest_on_demand else None for c in columns}
         return ComparisonView(columns, prices_at, question, strengths=catalog_strengths([c.gpu for c in columns], rent))
-    summary, fit, contenders, samples = fit_lines_for(workload, gpu_ids[:4], snapshot)
+    summary, fit, contenders, samples = fit_lines_for(workload, gpu_ids[:4], snapshot, counts)
     verdict = decide_comparison(contenders, workload.objective or "cheapest")
     return ComparisonView(columns, prices_at, question, summary, fit, verdict, assumed_samples=samples)
 
