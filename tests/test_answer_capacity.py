@@ -180,3 +180,12 @@ def test_a_card_described_by_its_memory_reads_as_a_desktop_card(text: str, memor
                 if g.segment == "consumer" and abs(g.vram_gb - memory) < 0.6 and not g.laptop and not g.modified]
     assert gpu.memory_bandwidth_gbs == min(g.memory_bandwidth_gbs for g in consumer)
     assert f"read as {gpu.name}: the slowest of the {len(consumer)} such cards" in reply.terminal()
+
+
+@pytest.mark.parametrize("text", ["biggest model for 8x H100?", "8张H100能跑的最大的模型是什么",
+                                  "which models fit on a 3090?"])
+def test_a_biggest_or_which_model_question_is_about_the_hardware(text: str, snapshot: Any) -> None:
+    """'Biggest model', 'which models' name no training: what the hardware runs (it was sized as an 8B LoRA)."""
+    reply = answer(text, snapshot=snapshot, now=NOW)
+    assert reply.kind == "capacity", (text, reply.kind)
+    assert reply.ask is not None and reply.ask.method == "running"

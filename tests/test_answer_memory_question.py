@@ -52,3 +52,15 @@ def test_a_serving_plan_over_pcie_speaks_of_tensor_parallelism(snapshot: Any) ->
     reply = answer("serve llama 3 70b on 4x rtx a4000", snapshot=snapshot, now=NOW)
     codes = {f.code for o in reply.verdict.options for f in o.findings} if reply.verdict else set()
     assert "link.pcie_tp" in codes and "link.pcie_many" not in codes
+
+
+def test_a_generic_what_beside_a_workload_pulls_no_knowledge_entry(snapshot: Any) -> None:
+    """'what's the cheapest GPU ... per second' is a which-GPU question: the billing-granularity entry (matched on
+    'per second') is not shown under it; a real why question still gets its entry."""
+    from bot.answer.pipeline import answer
+
+    text = answer("what's the cheapest gpu to serve llama 3.1 8b at 10 requests per second", snapshot=snapshot,
+                  now=NOW).terminal()
+    assert "billing granularity" not in text.lower()
+    why = answer("fine-tune llama 3 8b on 2x 4090, why does nvlink matter?", snapshot=snapshot, now=NOW).terminal()
+    assert "NVLink" in why.split("Memory per GPU")[0]

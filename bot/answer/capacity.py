@@ -40,12 +40,16 @@ CAPACITY_CUE = re.compile(
     r"どのモデル|どんなモデル|最大のモデル|何が|어떤 모델|가장 큰 모델|뭘|무엇을", re.IGNORECASE)
 
 
+def _asks_for_capacity(method: str | None, text: str) -> bool:
+    """Running or serving; or training with a capacity word in `text` (CAPACITY_CUE)."""
+    return method in METHODS or (method in TRAINING_METHODS and CAPACITY_CUE.search(text) is not None)
+
+
 def asks_capacity(workload: Workload, snapshot: Snapshot, text: str = "") -> bool:
-    """A question on named hardware with no model or size: what that hardware can hold. Running or serving; or
-    training with a capacity cue in `text` (CAPACITY_CUE)."""
+    """A question on named hardware with no model or size: what that hardware can hold (`_asks_for_capacity`)."""
     if workload.model is not None or workload.params_b is not None or workload.gpu not in snapshot.gpus:
         return False
-    return workload.method in METHODS or (workload.method in TRAINING_METHODS and bool(CAPACITY_CUE.search(text)))
+    return _asks_for_capacity(workload.method, text)
 
 
 def capacity_question(ask: Ask) -> bool:
@@ -53,7 +57,7 @@ def capacity_question(ask: Ask) -> bool:
     tried: "mô hình nào chạy được trên 4090?" is about the card's memory, not about its NVLink."""
     if ask.model is not None or ask.params_b is not None or not any(g.status == "found" for g in ask.gpus):
         return False
-    return ask.method in METHODS or (ask.method in TRAINING_METHODS and bool(CAPACITY_CUE.search(ask.text)))
+    return _asks_for_capacity(ask.method, ask.text)
 
 
 def training_rows(workload: Workload, snapshot: Snapshot) -> tuple[tuple[TrainingCapacityRow, ...], int]:

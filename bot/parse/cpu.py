@@ -17,10 +17,15 @@ _CPU_ONLY = re.compile(
 )
 
 
+def _quoted(key: str, pattern: re.Pattern[str], text: str) -> Note | None:
+    """The note `key` quoting the words `pattern` found in `text`; None when it finds none."""
+    found = pattern.search(text)
+    return Note(key, given=found.group(0).strip()) if found is not None else None
+
+
 def cpu_only_note(text: str) -> Note | None:
     """The note for a CPU-only request, quoting the words used; None when the text asks for no such thing."""
-    found = _CPU_ONLY.search(text)
-    return Note("cpu_only", given=found.group(0)) if found is not None else None
+    return _quoted("cpu_only", _CPU_ONLY, text)
 
 
 # A phone ("on my iPhone", "在手机上跑", "スマホで"): not hardware the catalog holds; said, like a CPU-only request.
@@ -34,5 +39,4 @@ _PHONE = re.compile(
 
 def phone_note(text: str) -> Note | None:
     """The note for a request to run on a phone, quoting the words used; None otherwise."""
-    found = _PHONE.search(text)
-    return Note("phone", given=found.group(0).strip()) if found is not None else None
+    return _quoted("phone", _PHONE, text)

@@ -85,8 +85,8 @@ def training_headline(view: CapacityView, f: Formatter) -> str:
     """Per method, the largest model whose plan fits the cards' memory; else the smallest model's shortfall."""
     ordered = sorted(view.training, key=lambda r: r.params_b)
     items = []
-    for i, method in enumerate(("full", "lora", "qlora")):
-        fitting = [r for r in ordered if len(r.fits) > i and r.fits[i].state == "fits"]
+    for method in _methods(view):
+        fitting = [r for r in ordered if any(x.method == method and x.state == "fits" for x in r.fits)]
         if fitting:
             items.append(f.messages.plain("cap.train.item", method=f.messages.plain(f"method.{method}"),
                                           model=fitting[-1].model))
@@ -101,15 +101,16 @@ def training_headline(view: CapacityView, f: Formatter) -> str:
 
 def training_table(view: CapacityView, f: Formatter) -> str:
     """Model · full · LoRA · QLoRA: ✓ / ⚠ with the need per GPU, or ✗."""
-    head = ["", *(f.messages.plain(f"method.{m}") for m in ("full", "lora", "qlora"))]
-    rows = [head]
+    rows = [["", *(f.messages.plain(f"method.{m}") for m in _methods(view))]]
     for r in sorted(view.training, key=lambda r: r.params_b):
-        cells = [r.model]
-        for x in r.fits:
-            mark = MARKS["fits" if x.state == "fits" else "offload" if x.state == "offload" else "no"]
-            cells.append(f"{mark} {f.gib(x.needed_gib)}" if x.state != "no" else mark)
-        rows.append(cells)
+        rows.append([r.model, *(f"{MARKS[x.state]} {f.gib(x.needed_gib)}" if x.state != "no" else MARKS[x.state]
+                                for x in r.fits)])
     return format_table(rows)
+
+
+def _methods(view: CapacityView) -> tuple[str, ...]:
+    """The training methods the rows hold, in their order (full, LoRA, QLoRA)."""
+    return tuple(x.method for x in view.training[0].fits) if view.training else ()
 
 
 def training_assumed(view: CapacityView, f: Formatter) -> str:
@@ -128,7 +129,7 @@ def title(view: CapacityView, f: Formatter) -> str:
 
 
 def read_as_line(view: CapacityView, f: Formatter) -> str:
-    """"A 12 GB card, read as GeForce RTX 2060 12GB: the slowest of 5 such cards in the catalog.", or ""."""
+    """"A card with 12 GB, read as GeForce RTX 2060 12GB: the slowest of the 5 such cards ...", or ""."""
     if view.read_as is None:
         return ""
     memory, _, count = view.read_as

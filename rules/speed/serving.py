@@ -92,8 +92,7 @@ def tp_efficiency(gpu: GpuSpec, setup: ServingSetup, tables: ServingTables) -> f
         return 1.0
     if setup.engine not in PAGED_ENGINES:
         return 1.0 / setup.gpus
-    link = "nvlink" if gpu.has_nvlink_class_link else "pcie"
-    return tables.tp_efficiency[link]
+    return tables.tp_efficiency[link_class(gpu)]
 
 
 def allreduce_seconds(work: DecodeWork, setup: ServingSetup, gpu: GpuSpec, tables: ServingTables) -> float:
@@ -102,8 +101,12 @@ def allreduce_seconds(work: DecodeWork, setup: ServingSetup, gpu: GpuSpec, table
     critical path of every decode step (rule tables `serving.tp_allreduce_ms` by link class)."""
     if setup.gpus == 1 or setup.engine not in PAGED_ENGINES:
         return 0.0
-    link = "nvlink" if gpu.has_nvlink_class_link else "pcie"
-    return 2 * work.layers * tables.tp_allreduce_ms.get(link, 0.0) / 1e3
+    return 2 * work.layers * tables.tp_allreduce_ms.get(link_class(gpu), 0.0) / 1e3
+
+
+def link_class(gpu: GpuSpec) -> str:
+    """The rule tables' link class of a multi-GPU plan: nvlink (NVLink-class scale-up), else pcie."""
+    return "nvlink" if gpu.has_nvlink_class_link else "pcie"
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +115,7 @@ class DecodeWork:
 
     batch: int
     bytes_per_gpu: float  # weights touched / GPUs + every sequence's KV on one GPU
-    layers: int  # layers one GPU runs in turn (all of them under tensor parallelism)
+    layers: int  # the model's layers (two all-reduces each under tensor parallelism: allreduce_seconds)
     step_flops: float  # all GPUs together
     prefill_flops_per_token: float
 
