@@ -24,3 +24,30 @@ def test_no_fp8_what_if_on_a_card_without_fp8(snapshot: Any) -> None:
 def test_fp8_what_if_on_a_card_with_fp8(snapshot: Any) -> None:
     """The H100 has FP8 (Hopper): serving Llama 3 8B there in BF16 offers the FP8 what-if."""
     assert "whatif.quant.fp8" in _labels("serve llama 3 8b on one H100 in bf16", snapshot)
+
+
+def _buttons(text: str, snapshot: Any) -> dict[str, Any]:
+    from bot.answer.pipeline import answer
+
+    reply = answer(text, snapshot=snapshot, now=NOW, lang="en")
+    return {str(e.get("action_id")): e for block in reply.blocks if block.get("type") == "actions"
+            for e in block.get("elements", ())}
+
+
+def test_a_run_read_from_no_training_word_offers_the_fine_tune_instead(snapshot: Any) -> None:
+    """'Gemma 2B on a T4' names no workload: running is assumed (parse), and one button sizes a LoRA fine-tune of
+    the same model on the same card; pressing it answers a LoRA card for one T4 with no serving fields left."""
+    from bot.answer.pipeline import apply_action
+
+    button = _buttons("Gemma 2B on a T4", snapshot)["whatif.method.lora"]
+    assert button["text"]["text"] == "Fine-tune it instead (LoRA)"
+    reply = apply_action("whatif.method.lora", button["value"], snapshot=snapshot, lang="en", now=NOW)
+    assert reply.kind == "recommendation"
+    assert reply.verdict is not None and reply.verdict.assumptions["method"] == "lora"
+    workload = reply.verdict.workload
+    assert workload.gpu == "t4" and workload.quantization is None and workload.context_tokens is None
+
+
+def test_no_fine_tune_button_when_running_was_asked(snapshot: Any) -> None:
+    """'run' was said: nothing was assumed, so the card does not second-guess it."""
+    assert "whatif.method.lora" not in _buttons("can I run Gemma 2B on a T4?", snapshot)

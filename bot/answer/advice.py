@@ -28,6 +28,9 @@ SERVING_METHODS = ("serving", "running")
 # What-if weight formats for a served or run model: 4-bit to fit smaller hardware, fp8 where the card has it.
 WHAT_IF_FORMATS = ("int4", "fp8")
 MAX_GPUS = 64
+# Workload fields only serving and running read: dropped when a button turns a run into a fine-tune.
+SERVING_ONLY_FIELDS = ("concurrency", "context_tokens", "tokens_per_s", "tokens_per_s_scope", "quantization",
+                       "kv_cache_dtype", "engine")
 
 
 def evaluate(workload: Workload, snapshot: Snapshot, gpus: Mapping[str, GpuSpec] | None = None) -> Verdict:
@@ -62,7 +65,9 @@ def recommendation_reply(workload: Workload, *, snapshot: Snapshot, lang: str, q
         verdict=verdict, gpus=snapshot.gpus, providers=snapshot.providers, model_label=model_label(verdict),
         method=method,
         prices_at=snapshot.prices_as_of(),
-        question=question, ignored=tuple(ignored), buttons=what_if_buttons(verdict, state, snapshot.gpus),
+        question=question, ignored=tuple(ignored),
+        buttons=what_if_buttons(verdict, state, snapshot.gpus,
+                                running_assumed=ask is not None and "method" in ask.assumed),
         extra_sections=extra_sections, read_as=read_as(ask, workload, snapshot),
         speed_first=ask is not None and asks_speed(ask.text),
     )
@@ -111,10 +116,12 @@ def read_as(ask: Ask | None, workload: Workload, snapshot: Snapshot) -> tuple[fl
     return None
 
 
-def what_if_buttons(verdict: Verdict, state: ButtonState,
-                    gpus: Mapping[str, GpuSpec] | None = None) -> tuple[WhatIf, ...]:
+def what_if_buttons(verdict: Verdict, state: ButtonState, gpus: Mapping[str, GpuSpec] | None = None, *,
+                    running_assumed: bool = False) -> tuple[WhatIf, ...]:
     """QLoRA/LoRA/full, more/fewer GPUs, spot or on-demand, compare top two, share — each with its state. An FP8
-    what-if only where the card in question (the named one, else the top pick) has FP8 (`gpus` given)."""
+    what-if only where the card in question (the named one, else the top pick) has FP8 (`gpus` given).
+    `running_assumed`: the question named no workload and running the model was assumed ("Gemma 2B on a T4"):
+    one button sizes a LoRA fine-tune of the same model on the same hardware instead."""
     method = str(verdict.assumptions.get("method", ""))
     buttons: list[WhatIf] = []
     if method in TRAINING_METHODS:
@@ -135,6 +142,9 @@ def what_if_buttons(verdict: Verdict, state: ButtonState,
             if fmt not in shown and verdict.workload.quantization != fmt:
                 buttons.append(WhatIf(f"whatif.quant.{fmt}", f"btn.quant.{fmt}",
                                       actions.with_workload(state, quantization=fmt)))
+        if running_assumed and method == "running":
+            buttons.append(WhatIf("whatif.method.lora", "btn.train.lora", actions.with_workload(
+                state, method="lora", **dict.fromkeys(SERVING_ONLY_FIELDS))))
     top = verdict.options[0] if verdict.options else None
     count = top.count if top else int(verdict.assumptions.get("gpus", 1) or 1)
     if count < MAX_GPUS:

@@ -25,6 +25,7 @@ KEYS = (
     N_("billing.hour"), N_("billing.minute"), N_("billing.second"),
     # bot/answer/advice.py: what-if buttons f"btn.{method}", f"btn.quant.{format}"
     N_("btn.full"), N_("btn.lora"), N_("btn.qlora"), N_("btn.quant.fp8"), N_("btn.quant.int4"),
+    N_("btn.train.lora"),  # the same file: a run assumed, sized as a LoRA fine-tune instead
     # bot/digest/commands.py: f"cadence.{cadence}"
     N_("cadence.daily"), N_("cadence.weekly"),
     # bot/templates/blocks/clarification.json.j2: t("clarify." ~ v.kind)

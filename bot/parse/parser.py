@@ -154,7 +154,9 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
 
     has_workload = params_b is not None or bool(model_id)
     speech = model_id is not None and model_id in snapshot.models and snapshot.models[model_id].kind == "speech"
-    method = _workload_kind(training.method, serving, has_workload, found_gpus, assumed, speech=speech)
+    trains = bool(dataset.tokens or dataset.samples or values.get("epochs") or dataset.epochs)
+    method = _workload_kind(training.method, serving, has_workload, found_gpus, assumed, speech=speech,
+                            trains=trains or diffusion_model)
     core = without_polite(text, vocab)
     follow_up = is_follow_up(core, vocab, names_model=has_workload or model.mention is not None)
     serves = method in ("serving", "running") or (follow_up and method is None)
@@ -282,13 +284,17 @@ def _class_members(mention: GpuMention, snapshot: Snapshot, assumed: dict[str, s
 
 
 def _workload_kind(method: str | None, serving: ServingFound, has_workload: bool,
-                   gpus: tuple[GpuMention, ...], assumed: dict[str, str], *, speech: bool = False) -> str | None:
+                   gpus: tuple[GpuMention, ...], assumed: dict[str, str], *, speech: bool = False,
+                   trains: bool = False) -> str | None:
     """Training as named; else serving (an endpoint, several users or requests) or running (one user).
 
     A serving engine alone (vLLM, SGLang) is running: a question about one person's vLLM setup names no
-    users. A model and exactly one GPU (named or described: "a 24 GB card") with no method and no training
-    word ("Gemma 2B on a T4", "does a 5090 handle 70B?") is a question about running that model on that
-    card: said in `assumed`. A speech model (Whisper) with no training word is run: people transcribe with it.
+    users. A model and named hardware (one GPU, named or described: "a 24 GB card", or the GPUs a comparison
+    weighs: "4090 or 5090 for Qwen2.5 32B?") with no method and no training word ("Gemma 2B on a T4", "does a
+    5090 handle 70B?") is a question about running that model on that card: said in `assumed`. A dataset
+    (`trains`: "with 20k samples", "for 2 epochs", "on 1B tokens") is data to train on: never read as running;
+    nor is an image diffusion model, which the engine sizes for training only (rules.engine: no image serving).
+    A speech model (Whisper) with no training word is run: people transcribe with it.
     """
     many = (serving.concurrency or 0) > 1 or serving.requests_per_s is not None
     if method is None and many:
@@ -297,8 +303,12 @@ def _workload_kind(method: str | None, serving: ServingFound, has_workload: bool
         return "running"
     if method == "running" and many:
         return "serving"
-    if method is None and has_workload and len({g.gpu_id or g.query for g in gpus}) == 1:
-        assumed["method"] = "running the model (no training word: inference on the named GPU)"
+    if method is None and trains:
+        return None
+    named = len({g.gpu_id or g.query for g in gpus})
+    if method is None and has_workload and named >= 1:
+        where = "the named GPU" if named == 1 else "each named GPU"
+        assumed["method"] = f"running the model (no training word: inference on {where})"
         return "running"
     if method is None and speech:
         assumed["method"] = "running the model (a speech model and no training word: transcription)"
