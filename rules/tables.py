@@ -55,6 +55,11 @@ class ServingTables:
     band: tuple[float, float]  # relative low / high of a throughput figure (from the calibration spread)
     # one all-reduce on the critical path of a tensor-parallel decode step, per link class (two per layer)
     tp_allreduce_ms: Mapping[str, float] = field(default_factory=dict)
+    # the fixed cost of one MoE layer in a decode step (router, top-k, token-to-expert alignment, the grouped
+    # expert GEMMs' launches), by expert kernel ("int4": weight-only 4-bit, "other"), for models with at least
+    # `moe_min_experts` routed experts on the paged engines (serving.moe_layer_basis says how it was fitted)
+    moe_layer_ms: Mapping[str, float] = field(default_factory=dict)
+    moe_min_experts: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +225,19 @@ def _link_latencies(raw: Any, where: str) -> dict[str, float]:
     return {k: float(v) for k, v in raw.items()}
 
 
+MOE_KERNELS = ("int4", "other")
+
+
+def _moe_latencies(raw: Any, where: str) -> dict[str, float]:
+    """Milliseconds per MoE layer by expert kernel (int4, other), 0-1 ms each; absent: none (no MoE term)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping) or set(raw) != set(MOE_KERNELS) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0 for v in raw.values()):
+        raise RuleTableError(f"{where}: expected milliseconds (0-1) for {', '.join(MOE_KERNELS)}")
+    return {k: float(v) for k, v in raw.items()}
+
+
 def _parse_serving(raw: Any, source: str) -> ServingTables:
     where = f"{source}: serving"
     if not isinstance(raw, Mapping):
@@ -240,7 +258,15 @@ def _parse_serving(raw: Any, source: str) -> ServingTables:
         prefill_compute_utilisation=utilisation["prefill"],
         band=(float(band[0]), float(band[1])),
         tp_allreduce_ms=_link_latencies(raw.get("tp_allreduce_ms"), f"{where}.tp_allreduce_ms"),
+        moe_layer_ms=_moe_latencies(raw.get("moe_layer_ms"), f"{where}.moe_layer_ms"),
+        moe_min_experts=_count(raw.get("moe_min_experts", 0), f"{where}.moe_min_experts"),
     )
+
+
+def _count(raw: Any, where: str) -> int:
+    if not isinstance(raw, int) or isinstance(raw, bool) or not 0 <= raw <= 4096:
+        raise RuleTableError(f"{where}: expected a whole number of experts (0-4096)")
+    return raw
 
 
 def _minimums(raw: Any, source: str) -> dict[str, int]:

@@ -104,6 +104,21 @@ def allreduce_seconds(work: DecodeWork, setup: ServingSetup, gpu: GpuSpec, table
     return 2 * work.layers * tables.tp_allreduce_ms.get(link_class(gpu), 0.0) / 1e3
 
 
+def moe_seconds(work: DecodeWork, setup: ServingSetup, gpu: GpuSpec, tables: ServingTables) -> float:
+    """The fixed cost of a fine-grained MoE model's expert layers in one decode step, which no batch amortises:
+    per layer, the router, top-k, the alignment of tokens to experts and the grouped expert GEMMs' launches
+    (rule tables `serving.moe_layer_ms`, by expert kernel: weight-only 4-bit or other). Paged engines only, for
+    models with at least `serving.moe_min_experts` routed experts (DeepSeek-V3/R1: 256; Mixtral's 8 are not).
+    Every layer is counted: DeepSeek-V3's 3 dense layers of 61 are within the fit."""
+    if not tables.moe_min_experts or work.moe_experts < tables.moe_min_experts or \
+            engine_class(setup, gpu) not in ("paged", "paged_rocm"):
+        return 0.0
+    fmt = weight_format(setup.weight_format)
+    # weight-only 4-bit (AWQ, GPTQ, int4, NF4) dequantises in the expert kernels; NVFP4/MXFP4 run on tensor cores
+    kernel = "int4" if fmt.family == "4bit" and fmt.name not in LOW_PRECISION_COMPUTE else "other"
+    return work.layers * tables.moe_layer_ms.get(kernel, 0.0) / 1e3
+
+
 def link_class(gpu: GpuSpec) -> str:
     """The rule tables' link class of a multi-GPU plan: nvlink (NVLink-class scale-up), else pcie."""
     return "nvlink" if gpu.has_nvlink_class_link else "pcie"
@@ -118,6 +133,7 @@ class DecodeWork:
     layers: int  # the model's layers (two all-reduces each under tensor parallelism: allreduce_seconds)
     step_flops: float  # all GPUs together
     prefill_flops_per_token: float
+    moe_experts: int = 0  # routed experts per MoE layer (0: dense): moe_seconds
 
 
 def decode_work(shape: Shape, setup: ServingSetup, *, batch: int, kv_len: int) -> DecodeWork:
@@ -125,7 +141,7 @@ def decode_work(shape: Shape, setup: ServingSetup, *, batch: int, kv_len: int) -
     kv = kv_bytes_per_sequence(shape, _at(setup, kv_len))
     per_token = 2.0 * shape.active_params_b * 1e9 + 2.0 * shape.layers * kv_len * shape.heads * shape.attention_head_dim
     return DecodeWork(batch, read_bytes_per_step(shape, setup, batch) / setup.gpus + batch * kv, shape.layers,
-                      _decode_flops(shape, batch, kv_len), per_token)
+                      _decode_flops(shape, batch, kv_len), per_token, shape.moe_experts)
 
 
 def rate_of(work: DecodeWork, setup: ServingSetup, gpu: GpuSpec, tables: ServingTables,
@@ -135,7 +151,8 @@ def rate_of(work: DecodeWork, setup: ServingSetup, gpu: GpuSpec, tables: Serving
     row = engine_class(setup, gpu)
     scaling = tp_efficiency(gpu, setup, tables)
     memory_s = work.bytes_per_gpu / (bandwidth * tables.bandwidth_efficiency[row] * scaling) + \
-        tables.step_overhead_ms[row] / 1e3 + allreduce_seconds(work, setup, gpu, tables)
+        tables.step_overhead_ms[row] / 1e3 + allreduce_seconds(work, setup, gpu, tables) + \
+        moe_seconds(work, setup, gpu, tables)
     peak = compute_peak_tflops(gpu, setup.weight_format) * 1e12 * setup.gpus * scaling
     compute_s = work.step_flops / (peak * tables.decode_compute_utilisation)
     step = max(memory_s, compute_s)

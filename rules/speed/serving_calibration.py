@@ -21,7 +21,7 @@ from rules.workload.shapes import Shape
 
 # How the cases name weight formats -> ours. "unstated" vLLM runs load the checkpoint's bf16.
 WEIGHT_NAMES = {"f16": "fp16", "bf16": "bf16", "fp8": "fp8", "mxfp8": "fp8", "nvfp4": "nvfp4", "mxfp4": "mxfp4",
-                "gptq-4bit": "gptq", "unstated (vLLM default dtype)": "bf16"}
+                "gptq-4bit": "gptq", "awq-4bit": "awq", "unstated (vLLM default dtype)": "bf16"}
 ENGINE_NAMES = {"nim": "tensorrt-llm"}  # NVIDIA NIM for LLMs runs TensorRT-LLM
 METRICS = ("output_tokens_per_s_per_user", "output_tokens_per_s_total", "output_tokens_per_s_per_gpu",
            "prefill_tokens_per_s", "e2e_latency_ms")
