@@ -132,3 +132,44 @@ def test_the_all_reduce_latency_is_checked_when_read():
         raw["serving"]["tp_allreduce_ms"] = bad
         with pytest.raises(RuleTableError, match="tp_allreduce_ms"):
             parse_rule_tables(raw, source="t")
+
+
+DEEPSEEK = shape_from_model(catalog_model("deepseek-r1"))
+
+
+def test_a_fine_grained_moe_step_pays_a_fixed_cost_per_layer():
+    """DeepSeek-R1 (61 layers, 256 routed experts: its config.json) over 8 H100s: with 0.19 ms per layer for
+    weight-only 4-bit experts and 0.03 ms for others, a decode step takes 61 x 0.19 = 11.59 ms (AWQ) or
+    61 x 0.03 = 1.83 ms (FP8) more than without the term, at any batch; Mixtral's 8 experts are below the
+    64-expert threshold and pay nothing; llama.cpp (not a paged engine) pays nothing."""
+    assert (DEEPSEEK.layers, DEEPSEEK.moe_experts, MIXTRAL.moe_experts) == (61, 256, 8)
+    moe = replace(IDEAL, moe_layer_ms={"int4": 0.19, "other": 0.03}, moe_min_experts=64)
+    gpu = GPUS["h100-sxm-80gb"]
+    for fmt, per_layer in (("awq", 0.19), ("fp8", 0.03)):
+        for batch in (1, 32):
+            plain = decode_rate(DEEPSEEK, setup(fmt=fmt, gpus=8), gpu, IDEAL, batch=batch, kv_len=1024)
+            paid = decode_rate(DEEPSEEK, setup(fmt=fmt, gpus=8), gpu, moe, batch=batch, kv_len=1024)
+            assert 1 / paid.output_tokens_per_s_per_user == pytest.approx(
+                1 / plain.output_tokens_per_s_per_user + 61 * per_layer * 1e-3)
+    assert decode_rate(MIXTRAL, setup(gpus=2), gpu, moe, batch=1, kv_len=1024) == \
+        decode_rate(MIXTRAL, setup(gpus=2), gpu, IDEAL, batch=1, kv_len=1024)
+    lcpp = setup(engine="llama.cpp", fmt="gguf-q4_k_m", gpus=8)
+    assert decode_rate(DEEPSEEK, lcpp, gpu, moe, batch=1, kv_len=1024) == \
+        decode_rate(DEEPSEEK, lcpp, gpu, IDEAL, batch=1, kv_len=1024)
+
+
+def test_the_moe_layer_cost_is_checked_when_read():
+    import json
+
+    raw = json.loads((ROOT / "rules" / "data" / "rule_tables.json").read_text())
+    serving = parse_rule_tables(raw, source="t").serving
+    assert serving.moe_layer_ms == {"int4": 0.19, "other": 0.03} and serving.moe_min_experts == 64
+    for bad in ({"int4": 0.19}, {"int4": -1, "other": 0.03}, {"int4": 2, "other": 0.03}, "slow"):
+        raw["serving"]["moe_layer_ms"] = bad
+        with pytest.raises(RuleTableError, match="moe_layer_ms"):
+            parse_rule_tables(raw, source="t")
+    raw["serving"]["moe_layer_ms"] = {"int4": 0.19, "other": 0.03}
+    for bad_count in (-1, 1.5, True, "64"):
+        raw["serving"]["moe_min_experts"] = bad_count
+        with pytest.raises(RuleTableError, match="moe_min_experts"):
+            parse_rule_tables(raw, source="t")
