@@ -287,12 +287,24 @@ def _advise(ask: Ask, *, snapshot: Snapshot, lang: str, now: datetime, previous:
         clarify = _clarification(ask, state, snapshot, lang)
         if clarify is not None:
             return clarify
+    lead: tuple[str, ...] = ()
+    if ask.method == "running" and _is_diffusion(workload, ask):  # "what GPU to run Flux dev?": generating images
+        from bot.answer.diffusion_run import diffusion_running_section
+        from knowledge.rule_tables import load_rule_tables
+
+        lead = (diffusion_running_section(workload, dict(snapshot.gpus), load_rule_tables().headroom_fraction, lang),)
     memory_question = workload.method in ("running", "serving") and bool(MEMORY_QUESTION.search(ask.text))
     if memory_question:  # "how much VRAM for Llama 3 70B?": the totals, not the knowledge entry on training memory
         extra_sections = ()
     return recommendation_reply(workload, snapshot=snapshot, lang=lang, question=ask.text,
                                 ignored=localized_ignored(ask.ignored, lang),  # issue 19: notes in the reader's language
-                                ask=ask, extra_sections=extra_sections, memory_totals=memory_question)
+                                ask=ask, extra_sections=extra_sections, memory_totals=memory_question,
+                                lead_sections=lead)
+
+
+def _is_diffusion(workload: Workload, ask: Ask) -> bool:
+    """An image or video diffusion model (the catalog's kind, or the parser's family)."""
+    return ask.family == "diffusion" or (workload.model is not None and workload.model.kind == "diffusion")
 
 
 def _explain(ask: Ask, *, snapshot: Snapshot, lang: str, now: datetime, previous: Previous | None) -> Reply:

@@ -26,6 +26,8 @@ KEYS = (
     # bot/answer/advice.py: what-if buttons f"btn.{method}", f"btn.quant.{format}"
     N_("btn.full"), N_("btn.lora"), N_("btn.qlora"), N_("btn.quant.fp8"), N_("btn.quant.int4"),
     N_("btn.train.lora"),  # the same file: a run assumed, sized as a LoRA fine-tune instead
+    # bot/answer/diffusion_run.py card_verdict: the named card's verdict, chosen by what its weights fit
+    N_("diff.run.fits_all"), N_("diff.run.fits_offload"), N_("diff.run.fits_fp8_offload"), N_("diff.run.no"),
     # bot/digest/commands.py: f"cadence.{cadence}"
     N_("cadence.daily"), N_("cadence.weekly"),
     # bot/templates/blocks/clarification.json.j2: t("clarify." ~ v.kind)

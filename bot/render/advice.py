@@ -47,6 +47,9 @@ class RecommendationView:
     ignored: tuple[str, ...] = ()
     buttons: tuple[WhatIf, ...] = ()
     extra_sections: tuple[str, ...] = field(default=())  # mrkdwn already escaped (e.g. a knowledge answer)
+    # mrkdwn placed before the verdict: what the question asked when the plan below answers a neighbour of it
+    # (generating images with a diffusion model, whose plans size a LoRA fine-tune: bot.answer.diffusion_run)
+    lead_sections: tuple[str, ...] = field(default=())
     # A GPU described by its memory only: (memory GB, the catalog card standing for it, how many such cards).
     read_as: tuple[float, str, int] | None = None
     speed_first: bool = False  # the question asks how fast ("how many tokens/s"): the rate before the fit
