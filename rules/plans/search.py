@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from rules.market.book import OfferBook
 from rules.market.cost import offer_cost
 from rules.market.offers import GPUS_PER_NODE, price_findings
-from rules.plans.fit import Candidate, CandidateSpace, Fit, FitTable, fit_gpu, fit_outcome, rejection_of
+from rules.plans.fit import Candidate, CandidateSpace, Fit, FitTable, fit_outcome, rejection_of
 from rules.plans.guidance import option_findings
 from rules.plans.ranking import Scored
 from rules.plans.scoring import PlanMemo as PlanMemo, PlanScore, Scorer, gpu_facts, plan_hours as plan_hours
@@ -145,7 +145,8 @@ def _scale_for_speed(first: PlanScore, fit: Fit, gpu: GpuSpec, space: CandidateS
     best: tuple[float, Candidate] | None = None
     best_hours = first.hours
     for count in (c for c in counts if c > fit.candidate.count and (c <= GPUS_PER_NODE or not one_node)):
-        larger = fit_gpu(gpu, space, (count,), tables.headroom_fraction, host_ram_gib=host_ram, with_need=False)
+        # the outcome alone (memoised per space): a count that does not fit needs no rejection built
+        larger = fit_outcome(gpu, space, (count,), tables.headroom_fraction, host_ram)
         if larger.candidate is None:
             continue
         tokens = dataset_tokens(work, larger.candidate.setup)
@@ -171,11 +172,12 @@ def _scale_for_deadline(first: PlanScore, fit: Fit, gpu: GpuSpec, space: Candida
     assert fit.candidate is not None and work.deadline_hours is not None
     tables = scorer.tables
     host_ram = tables.training.host_ram_gib_per_gpu.get(gpu.segment, float("inf"))
-    # Counts beyond one node are never a plan on a card limited to one (fit_gpu rejects them without a search).
+    # Counts beyond one node are never a plan on a card limited to one (the fit search rejects them without one).
     one_node = gpu.segment == "consumer" or not gpu.multinode_fabric
     soonest: tuple[float, Candidate] | None = None
     for count in (c for c in counts if c > fit.candidate.count and (c <= GPUS_PER_NODE or not one_node)):
-        larger = fit_gpu(gpu, space, (count,), tables.headroom_fraction, host_ram_gib=host_ram, with_need=False)
+        # the outcome alone (memoised per space): a count that does not fit needs no rejection built
+        larger = fit_outcome(gpu, space, (count,), tables.headroom_fraction, host_ram)
         if larger.candidate is None:
             continue
         hours = _plan_hours_of(larger.candidate, gpu, work, scorer.shape, tables, scorer.memo)
