@@ -51,6 +51,19 @@ def test_break_even_by_hand():
     assert n["owning_wins"] == "yes" and n["price_basis"] == "new"
 
 
+def test_a_job_longer_than_the_break_even_pays_off_within_itself():
+    """A 4090 job of 10,000 h whose cheapest rental costs $3,000: net of resale the card costs $687.57, the job
+    saves 3,000 - 0.450 x 1.3 x 0.15 x 10,000 = $2,122.50, so owning has paid for itself after 0.32 of the job
+    (3,239.4 h): said as within this one job, not "after 0.3 jobs"."""
+    own = scored("rtx-4090", 1, 10_000.0, 4_000.0)
+    rent = scored("a100-sxm-80gb", 1, 3_000.0, 3_000.0)
+    t = replace(tables(), power_usd_per_kwh=0.15, resale_share=0.57, ownership_years=3.0)
+    (finding,) = buy_vs_rent(GPUS["rtx-4090"], own, [own, rent], Workload(), t, dataset_known=True)
+    margin = 3_000.0 - 0.450 * 1.3 * 0.15 * 10_000.0
+    assert finding.code == "buy.vs_rent_within_job"
+    assert finding.numbers["break_even_hours"] == pytest.approx(1599 * 0.43 / margin * 10_000.0, abs=0.05)
+
+
 def test_the_users_electricity_price_is_used():
     """At $0.40/kWh the 4090 draws 0.585 kW x 0.40 = $0.234 an hour."""
     own = scored("rtx-4090", 1, 10.0, 5.0)

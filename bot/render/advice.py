@@ -226,7 +226,8 @@ def finding_lines(view: RecommendationView, f: Formatter) -> list[str]:
             continue
         if finding.code == "rank.decided_by" and finding.numbers.get("constraint") == "objective":
             continue  # the usual ranking decided: nothing the user needs to read
-        if finding.code == "cost.buy_vs_rent" and any(x.code == "buy.vs_rent" for x in findings):
+        if finding.code == "cost.buy_vs_rent" and any(
+                x.code in ("buy.vs_rent", "buy.vs_rent_within_job") for x in findings):
             continue  # the whole-job comparison says it better than the per-hour one
         seen.add(finding.code)
         extra = {k: gpu_name(view, str(v)) for k, v in finding.numbers.items() if k == "gpu" or k.endswith("_gpu")}

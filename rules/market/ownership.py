@@ -1,6 +1,6 @@
 """Buy vs rent for one job: owning N cards (purchase less resale, plus power) against the cheapest rental.
 
-Finding `buy.vs_rent` (one per purchase price the catalog has for the GPU: new, and used where listed),
+Finding `buy.vs_rent` (`buy.vs_rent_within_job` when owning pays for itself before one job ends; one per purchase price the catalog has for the GPU: new, and used where listed),
 numbers:
 - gpu, gpus: the cards bought (the plan this job needs on them); price_basis: new | used; unit_price_usd,
   purchase_usd (all cards), price_date and price_source where the catalog has them ("" otherwise);
@@ -113,7 +113,9 @@ def buy_vs_rent(gpu: Card, own: Scored, rentals: Sequence[Scored], workload: Wor
             numbers.update({"break_even_jobs": round(jobs, 1), "break_even_hours": round(hours, 1),
                             "utilisation_pct": round(utilisation, 1),
                             "owning_wins": "yes" if utilisation <= 100 else "not_within_period"})
-        out.append(Finding("buy.vs_rent", "info", numbers))
+        # A job longer than the break-even ("owning pays off after 0.0 jobs"): said as within this one job.
+        within = "break_even_jobs" in numbers and float(numbers["break_even_jobs"]) < 1.0
+        out.append(Finding("buy.vs_rent_within_job" if within else "buy.vs_rent", "info", numbers))
     return out
 
 
