@@ -103,3 +103,16 @@ def test_broken_knowledge_base_without_workload_gets_help_not_a_recommendation(
     assert reply.kind == "help"
     reply = answer(WORKLOAD_AND_WHY[0][0], snapshot=snapshot, now=NOW)
     assert reply.kind == "recommendation"  # the recommendation survives without its knowledge section
+
+
+@pytest.mark.parametrize("text", ["what's the best budget gpu for llama.cpp", "llama.cpp用のおすすめのグラボは？"])
+def test_a_card_asked_for_an_inference_engine_is_advice_not_help(text: str, snapshot: Any) -> None:
+    """No model and no knowledge entry, but a GPU asked for to run llama.cpp: the advice path (a running plan or
+    the question which model), never the help card."""
+    reply = answer(text, snapshot=snapshot, now=NOW)
+    assert reply.kind in ("serving", "clarification")
+
+
+def test_asking_what_an_engine_is_does_not_run_the_engine(snapshot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    _engine_forbidden(monkeypatch)
+    assert answer("what's llama.cpp", snapshot=snapshot, now=NOW).kind != "serving"

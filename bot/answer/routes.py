@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from collections.abc import Mapping
 from datetime import datetime
 
@@ -326,9 +327,20 @@ def _explain(ask: Ask, *, snapshot: Snapshot, lang: str, now: datetime, previous
         related = tuple((o.entry_id, o.title) for o in result.alternatives)
         view = KnowledgeView("", "", related=related, choose=True, question=ask.text)
         return reply_from(render_card("knowledge", view, lang), ask=ask)
-    if workload:
+    if workload or _asks_card_for_engine(ask):
         return _advise(ask, snapshot=snapshot, lang=lang, now=now, previous=previous)
     return help_reply(lang, ask.text, ask)
+
+
+# A GPU asked for in so many words ("what's the best budget GPU for llama.cpp?", "llama.cpp用のグラボ").
+_CARD_WORD = re.compile(r"\bgpus?\b|显卡|顯卡|グラボ|グラフィックボード|그래픽 ?카드|tarjeta gr[aá]fica|carte graphique|"
+                        r"grafikkarte|card đồ họa", re.IGNORECASE)
+
+
+def _asks_card_for_engine(ask: Ask) -> bool:
+    """A card asked for to run an inference engine, with no model named and no knowledge entry found: the
+    advice path asks which model (its size decides the card), not the help card."""
+    return ask.engine is not None and ask.method in ("running", "serving") and bool(_CARD_WORD.search(ask.text))
 
 
 def route_action(kind: str, value: Mapping[str, JsonValue], *, snapshot: Snapshot, language: str,
