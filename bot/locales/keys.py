@@ -87,7 +87,7 @@ KEYS = (
     N_("home.problems"),
     # bot/parse/notes.py: "ignored." + the reason a value was not used
     N_("ignored.budget_not_positive"), N_("ignored.budget_too_large"), N_("ignored.cpu_only"), N_("ignored.phone"),
-    N_("ignored.count_not_positive"), N_("ignored.count_too_large"), N_("ignored.deadline_past"),
+    N_("ignored.count_not_positive"), N_("ignored.count_too_large"), N_("ignored.deadline_past"), N_("ignored.media_length"),
     N_("ignored.quantity_not_positive"), N_("ignored.size_absurd"),
     # bot/render/market.py, bot/render/digest.py: f"market.{kind}"
     N_("market.marketplace"), N_("market.on-demand"), N_("market.reserved"), N_("market.spot"),

@@ -54,6 +54,23 @@ _RUN_LENGTH_BEFORE = re.compile(
 _RUN_LENGTH_AFTER = re.compile(r"^\s?(?:정도|쯤|くらい|ぐらい|程度|左右)?\s?(?:걸리|걸려|걸릴|かか)")
 
 
+# A time followed by what it measures is data, not the time available: "100 hours of audio", "500小时的语音",
+# "100時間の音声", "100시간 분량의 음성", "100 horas de audio", "100 heures d'audio", "100 Stunden Audio",
+# "100 giờ âm thanh". Said as a note (the card reads no audio length as a dataset yet), never a deadline.
+_MEDIA_AFTER = re.compile(
+    r"^\s?(?:of\s(?:transcribed\s|labeled\s|labelled\s)?(?:audio|speech|recordings?|video|footage|podcasts?|calls?)"
+    r"|(?:的)?(?:音频|音頻|语音|語音|录音|錄音|视频|視頻)|の?(?:音声|録音|動画)|\s?(?:분량의\s?)?(?:오디오|음성|녹음|영상)"
+    r"|de\s(?:audio|voz|grabaci[oó]n|v[ií]deo)|d['’]audio|de\s(?:parole|vid[eé]o)|(?:an\s)?(?:audio|sprache|aufnahmen?|video)"
+    r"|(?:âm thanh|ghi âm|giọng nói|video))(?![a-z])"
+)
+
+
+def media_words(text: str, end: int) -> int:
+    """How many characters after text[end] say the time measures recorded media (" of audio"), else 0."""
+    found = _MEDIA_AFTER.match(text[end : end + 24])
+    return found.end() if found else 0
+
+
 def is_run_length(text: str, start: int, end: int) -> bool:
     """Whether the time at text[start:end] says how long training lasts ("takes about 10 hours")."""
     return bool(_RUN_LENGTH_BEFORE.search(text[max(0, start - 24) : start])
@@ -94,6 +111,8 @@ def find_deadline(text: str, vocabulary: Vocabulary) -> Deadline:
         if not has_any(text, words):
             continue
         for m in pattern.finditer(text):
+            if media_words(text, m.end()):
+                continue
             value = _amount(m.group(1), vocabulary)
             unit_hours = vocabulary.time_units.get(m.group(2))
             if value == 0 and unit_hours:
@@ -103,6 +122,9 @@ def find_deadline(text: str, vocabulary: Vocabulary) -> Deadline:
     if not has_digit(text):
         return Deadline(None)
     hours = compact.search(text) if "h" in text else None
+    media = media_words(text, hours.end()) if hours else 0
+    if hours and media:
+        return Deadline(None, (Note("media_length", given=text[hours.start() : hours.end() + media]),))
     if hours and not is_run_length(text, hours.start(), hours.end()):
         return _checked(text, hours, float(hours.group(1)))
     days = _BARE_DAYS.search(text) if has_any(text, _BARE_DAYS_ANCHORS) else None
