@@ -19,7 +19,7 @@ from rules.plans.search import Search, search, with_cost, with_findings
 from rules.plans.serving_verdict import evaluate_serving
 from rules.plans.tier import pick_tier
 from rules.tables import RuleTables
-from rules.types import GpuSpec, Method, Offer, Provider, Workload
+from rules.types import GpuSpec, Method, Offer, Provider, PurchasePrice, Workload
 from rules.verdict import Finding, Number, Option, Pinned, Verdict
 from rules.workload.serving import serving_method
 from rules.workload.setup import DEFAULT_METHOD, UNTIMED_METHODS, Setup
@@ -225,8 +225,10 @@ def shown_option(scored: Scored, gpu: GpuSpec, space: CandidateSpace, shape: Sha
 
 def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
                       offers_by_gpu: Mapping[str, Sequence[Offer]], providers: Mapping[str, Provider],
-                      tables: RuleTables, offer_book: OfferBook | None = None) -> Verdict:
-    """`offer_book`: the same offers indexed once per snapshot (rules.market.book); the result is identical."""
+                      tables: RuleTables, offer_book: OfferBook | None = None,
+                      street: Mapping[str, Sequence[PurchasePrice]] | None = None) -> Verdict:
+    """`offer_book`: the same offers indexed once per snapshot (rules.market.book); the result is identical.
+    `street`: dated street prices to buy a GPU, by GPU id (buy vs rent prefers them to launch prices)."""
     serving = serving_method(workload) if not _is_diffusion_model(workload) else None
     if serving is not None:
         shape, findings = resolve_shape(workload, serving)
@@ -295,7 +297,7 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     findings += list(constrained.findings)
     findings += [f for f in found.scaled if any(o.gpu_id == f.numbers["gpu"] for o in top)]
     findings += ownership_findings(pinned_gpu, [(o.gpu_id, o.count) for o in top], found.scored + (
-        alternatives.scored if alternatives is not found else []), gpus, work, tables, hours_known)
+        alternatives.scored if alternatives is not found else []), gpus, work, tables, hours_known, street)
     # The unconstrained order is read only when a constraint removed plans (the plan it displaced).
     unconstrained = rank_scored(found.scored, objective, hours_known) if constrained.constraint else []
     decided = decided_by(constrained, top, unconstrained, objective, work)
@@ -320,6 +322,7 @@ def evaluate(
     providers: Mapping[str, Provider],
     tables: RuleTables,
     offer_book: OfferBook | None = None,
+    street: Mapping[str, Sequence[PurchasePrice]] | None = None,
 ) -> Verdict:
     """Evaluate a workload over the catalog: memory, plans per GPU, time, cost, tier, guidance.
 
@@ -330,5 +333,5 @@ def evaluate(
     gpus = {k: g for k, g in gpus.items() if g.software_stack not in UNMODELLED_STACKS or k == workload.gpu}
     return evaluate_workload(
         workload, gpus=gpus, offers_by_gpu=offers_by_gpu, providers=providers, tables=tables,
-        offer_book=offer_book,
+        offer_book=offer_book, street=street,
     )

@@ -64,6 +64,25 @@ def test_a_job_longer_than_the_break_even_pays_off_within_itself():
     assert finding.numbers["break_even_hours"] == pytest.approx(1599 * 0.43 / margin * 10_000.0, abs=0.05)
 
 
+def test_a_dated_street_price_wins_over_the_launch_price():
+    """knowledge/data/purchase_prices.csv: RTX 4090 new $2,000 (2023-11-23) and $2,200-2,800 (2026-02-01): the
+    newest, at the low end of its range, replaces the $1,599 launch price; RTX 3090 used $700-1,000 (2026-02-01)
+    comes beside its $1,499 launch price. Without street prices the launch price stands."""
+    from knowledge.purchase import by_gpu, read_purchase_prices
+
+    street = by_gpu(read_purchase_prices(), GPUS)
+    (new,) = purchase_prices(GPUS["rtx-4090"], street["rtx-4090"])
+    assert (new.basis, new.usd, new.date) == ("street", 2200.0, "2026-02-01")
+    prices = purchase_prices(GPUS["rtx-3090"], street["rtx-3090"])
+    assert [(p.basis, p.usd, p.date) for p in prices] == [("new", 1499.0, prices[0].date), ("used", 700.0, "2026-02-01")]
+    assert [p.basis for p in purchase_prices(GPUS["rtx-4090"])] == ["new"]
+    own = scored("rtx-4090", 1, 10.0, 25.0)
+    (finding,) = buy_vs_rent(GPUS["rtx-4090"], own, [own, scored("a100-sxm-80gb", 1, 3.0, 20.0)], Workload(),
+                             tables(), True, street["rtx-4090"])
+    assert finding.numbers["purchase_usd"] == 2200.0 and finding.numbers["price_basis"] == "street"
+    assert finding.numbers["price_source"].startswith("https://insiderllm.com/")
+
+
 def test_the_users_electricity_price_is_used():
     """At $0.40/kWh the 4090 draws 0.585 kW x 0.40 = $0.234 an hour."""
     own = scored("rtx-4090", 1, 10.0, 5.0)

@@ -38,7 +38,8 @@ def evaluate(workload: Workload, snapshot: Snapshot, gpus: Mapping[str, GpuSpec]
     from rules.engine import evaluate as run
 
     return run(workload, gpus=gpus if gpus is not None else snapshot.gpus, offers_by_gpu=snapshot.offers_by_gpu,
-               providers=snapshot.providers, tables=load_rule_tables(), offer_book=offer_book(snapshot))
+               providers=snapshot.providers, tables=load_rule_tables(), offer_book=offer_book(snapshot),
+               street=snapshot.purchase_prices)
 
 
 def model_label(verdict: Verdict) -> str:

@@ -157,7 +157,7 @@ def _run(values: dict[str, Any], snapshot: Any, tables: Any, *, flags: bool = Fa
 
     workload = build_workload(values, snapshot, flags=flags)
     verdict = evaluate(workload, gpus=snapshot.gpus, offers_by_gpu=snapshot.offers_by_gpu,
-                       providers=snapshot.providers, tables=tables)
+                       providers=snapshot.providers, tables=tables, street=getattr(snapshot, "purchase_prices", None))
     return verdict_to_json(verdict, snapshot.gpus)
 
 

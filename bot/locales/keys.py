@@ -129,7 +129,8 @@ KEYS = (
     N_("value.constraint.deadline"), N_("value.constraint.objective"),
     N_("value.grad_checkpointing.full"), N_("value.grad_checkpointing.none"),
     N_("value.grad_checkpointing.offloaded"), N_("value.grad_checkpointing.selective"),
-    N_("value.price_basis.new"), N_("value.price_basis.used"),
+    N_("value.price_basis.new"), N_("value.price_basis.used"), N_("value.price_basis.street"),
+    N_("value.price_basis.street_on"),  # bot/render/findings.py coded_text: a street price with its date
     # bot/render/rows.py: f"value.street_{condition}"
     N_("value.street_new"), N_("value.street_used"),
     # bot/digest/commands.py: f"weekday.{n}", Monday = 0

@@ -6,6 +6,7 @@ import logging
 import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal
+from datetime import date
 from functools import lru_cache
 from typing import Any
 
@@ -124,6 +125,9 @@ def coded_text(prefix: str, code: str, numbers: Mapping[str, Any], f: Formatter,
     values = {name: format_number(name, value, f) for name, value in numbers.items()
               if wanted is None or name in wanted or name in CODED_FIELDS}
     values.update(extra)
+    if numbers.get("price_basis") == "street" and numbers.get("price_date"):  # "new, street price of Feb 1, 2026"
+        values["price_basis"] = f.messages.plain("value.price_basis.street_on",
+                                                 date=f.date(date.fromisoformat(str(numbers["price_date"]))))
     if not f.messages.has(key):
         log.warning("no message for %s", key)
         return f.messages.text(f"{prefix}.other", code=code, **extra)

@@ -2,7 +2,8 @@
 
 Finding `buy.vs_rent` (`buy.vs_rent_within_job` when owning pays for itself before one job ends; one per purchase price the catalog has for the GPU: new, and used where listed),
 numbers:
-- gpu, gpus: the cards bought (the plan this job needs on them); price_basis: new | used; unit_price_usd,
+- gpu, gpus: the cards bought (the plan this job needs on them); price_basis: street (new, at a dated street
+  price) | new (launch list price) | used; unit_price_usd,
   purchase_usd (all cards), price_date and price_source where the catalog has them ("" otherwise);
 - resale_years, resale_usd: what the cards fetch after the ownership period (resale share: rule tables
   `ownership.resale_share`), net_capex_usd = purchase - resale;
@@ -26,7 +27,7 @@ from typing import Protocol
 
 from rules.plans.ranking import Scored
 from rules.tables import RuleTables
-from rules.types import GpuSpec, Workload
+from rules.types import GpuSpec, PurchasePrice, Workload
 from rules.verdict import Finding, Number
 
 HOURS_PER_YEAR = 8760
@@ -56,14 +57,26 @@ class Price:
     source: str
 
 
-def purchase_prices(gpu: Card) -> list[Price]:
-    """The purchase prices the catalog has: new (purchase_usd) and used street prices where listed.
+def purchase_prices(gpu: Card, street: Sequence[PurchasePrice] = ()) -> list[Price]:
+    """What the cards cost to buy: the newest street price new (basis "street": what a buyer pays on its date,
+    knowledge/data/purchase_prices.csv, the low end of its range) where one is recorded, else the catalog's
+    list price (basis "new", the launch MSRP: purchase_usd); and the newest used street price where recorded.
 
-    Read by name so a catalog that has not grown the date/source/used fields yet still works."""
+    A launch price years old is not what a card costs today (an RTX 4090 listed at $1,599 in 2022 and sold from
+    $2,200 in February 2026): the street price wins. Catalog fields are read by name so a catalog that has not
+    grown the date/source/used fields yet still works."""
     out: list[Price] = []
-    if gpu.purchase_usd is not None:
+    newest = {p.condition: p for p in sorted(street, key=lambda p: p.observed)}  # the last one of each is newest
+    if "new" in newest:
+        found = newest["new"]
+        out.append(Price("street", float(found.usd_low), found.observed.isoformat(), found.source))
+    elif gpu.purchase_usd is not None:
         out.append(Price("new", float(gpu.purchase_usd), str(getattr(gpu, "purchase_date", "") or ""),
                          str(getattr(gpu, "purchase_source", "") or gpu.source)))
+    if "used" in newest:
+        found = newest["used"]
+        out.append(Price("used", float(found.usd_low), found.observed.isoformat(), found.source))
+        return out
     for prefix in ("used", "used_purchase", "purchase_used"):
         used = getattr(gpu, f"{prefix}_usd", None)
         if used is not None:
@@ -79,8 +92,9 @@ def power_price(workload: Workload, tables: RuleTables) -> float:
 
 
 def buy_vs_rent(gpu: Card, own: Scored, rentals: Sequence[Scored], workload: Workload, tables: RuleTables,
-                dataset_known: bool) -> list[Finding]:
-    """Owning the cards of `own` (this GPU's plan for the job) against the cheapest rental plan of the job."""
+                dataset_known: bool, street: Sequence[PurchasePrice] = ()) -> list[Finding]:
+    """Owning the cards of `own` (this GPU's plan for the job) against the cheapest rental plan of the job;
+    `street`: the GPU's recorded street prices (purchase_prices)."""
     priced = [s for s in rentals if s.work_usd is not None and s.hours is not None]
     if own.hours is None or not priced:
         return []
@@ -93,7 +107,7 @@ def buy_vs_rent(gpu: Card, own: Scored, rentals: Sequence[Scored], workload: Wor
     years = tables.ownership_years
     resale_share = tables.resale_share
     out = []
-    for price in purchase_prices(gpu):
+    for price in purchase_prices(gpu, street):
         purchase = price.usd * count
         resale = purchase * resale_share
         numbers: dict[str, Number] = {
@@ -121,7 +135,8 @@ def buy_vs_rent(gpu: Card, own: Scored, rentals: Sequence[Scored], workload: Wor
 
 def ownership_findings(pinned: str | None, top: Sequence[tuple[str, int]], scored: Sequence[Scored],
                        gpus: Mapping[str, GpuSpec], workload: Workload, tables: RuleTables,
-                       dataset_known: bool) -> list[Finding]:
+                       dataset_known: bool, street: Mapping[str, Sequence[PurchasePrice]] | None = None,
+                       ) -> list[Finding]:
     """Buy vs rent for the GPU the user named, else for the shown GPUs that have a purchase price.
 
     `top`: the shown options as (GPU, count). A GPU's plan is the shown one (the user's "2x 3090", not the
@@ -135,6 +150,7 @@ def ownership_findings(pinned: str | None, top: Sequence[tuple[str, int]], score
             by_gpu[s.gpu_id] = s
     out: list[Finding] = []
     for gpu_id in candidates:
-        if gpu_id in by_gpu and gpu_id in gpus and purchase_prices(gpus[gpu_id]):
-            out += buy_vs_rent(gpus[gpu_id], by_gpu[gpu_id], scored, workload, tables, dataset_known)
+        prices = (street or {}).get(gpu_id, ())
+        if gpu_id in by_gpu and gpu_id in gpus and purchase_prices(gpus[gpu_id], prices):
+            out += buy_vs_rent(gpus[gpu_id], by_gpu[gpu_id], scored, workload, tables, dataset_known, prices)
     return out
