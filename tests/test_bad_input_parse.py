@@ -220,7 +220,7 @@ def test_the_original_spelling_is_quoted() -> None:
 def test_every_note_has_a_message_in_every_language(lang: str) -> None:
     catalog = load_catalog(lang)
     notes = [Note(key, given="X", max_b=5000, max=1024, max_usd=10**10) for key in english()]
-    assert len(notes) == 9  # the seven refused values, cpu_only and phone (bot/parse/cpu.py)
+    assert len(notes) == 10  # the seven refused values, cpu_only and phone (bot/parse/cpu.py), media_length (deadline.py)
     localized = localized_ignored(notes, lang)
     assert all(f"ignored.{key}" in catalog for key in english())
     assert all("X" in line and "{" not in line for line in localized)

@@ -294,6 +294,10 @@ def _advise(ask: Ask, *, snapshot: Snapshot, lang: str, now: datetime, previous:
         from knowledge.rule_tables import load_rule_tables
 
         lead = (diffusion_running_section(workload, dict(snapshot.gpus), load_rule_tables().headroom_fraction, lang),)
+    if ask.audio_hours and workload.model is not None and workload.model.kind == "speech":
+        from bot.answer.transcription import transcription_section  # "transcribe 1000 hours of audio with Whisper"
+
+        lead = (*lead, transcription_section(workload, ask.audio_hours, lang))
     memory_question = workload.method in ("running", "serving") and bool(MEMORY_QUESTION.search(ask.text))
     if memory_question:  # "how much VRAM for Llama 3 70B?": the totals, not the knowledge entry on training memory
         extra_sections = ()

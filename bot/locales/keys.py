@@ -26,6 +26,8 @@ KEYS = (
     # bot/answer/advice.py: what-if buttons f"btn.{method}", f"btn.quant.{format}"
     N_("btn.full"), N_("btn.lora"), N_("btn.qlora"), N_("btn.quant.fp8"), N_("btn.quant.int4"),
     N_("btn.train.lora"),  # the same file: a run assumed, sized as a LoRA fine-tune instead
+    # bot/answer/transcription.py: the closing line, by whether the model is one of Whisper's large ones
+    N_("trans.tail"), N_("trans.tail_smaller"),
     # bot/answer/diffusion_run.py card_verdict: the named card's verdict, chosen by what its weights fit
     N_("diff.run.fits_all"), N_("diff.run.fits_offload"), N_("diff.run.fits_fp8_offload"), N_("diff.run.no"),
     # bot/digest/commands.py: f"cadence.{cadence}"

@@ -114,6 +114,7 @@ class Ask:
     engine: str | None = None
     priority: Literal["throughput", "latency"] | None = None
     rl_tuning: Literal["full", "lora", "qlora"] | None = None  # method "rl": which weights the run updates
+    audio_hours: float | None = None  # hours of recorded audio to transcribe (a speech model: "1000 hours of audio")
     # A follow-up in a thread ("and with 4-bit?", "那换成AWQ呢？"): only the fields it changes are set; the
     # answering layer merges it with the thread's previous request.
     follow_up: bool = False
@@ -169,6 +170,7 @@ def ask_to_dict(ask: Ask) -> dict[str, Any]:
         "engine": ask.engine,
         "priority": ask.priority,
         "rl_tuning": ask.rl_tuning,
+        "audio_hours": ask.audio_hours,
         "follow_up": ask.follow_up,
         "ignored": list(ask.ignored),
         "assumed": dict(ask.assumed),

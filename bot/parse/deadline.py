@@ -32,10 +32,12 @@ _PAST_ANCHORS = ("yesterday", "last ", " ago", "昨", "前天", "上周", "上�
 
 @dataclass(frozen=True, slots=True)
 class Deadline:
-    """Hours until the work must be done (None = not said) and what could not be used as one."""
+    """Hours until the work must be done (None = not said) and what could not be used as one; `media_hours`: a
+    length of recorded audio or video the text names ("1000 hours of audio"), which is never a deadline."""
 
     hours: float | None
     notes: tuple[Note, ...] = ()
+    media_hours: float | None = None
 # "3 days" with no "in"/"within": in a GPU question a number of days is the time available.
 _BARE_DAYS = re.compile(
     r"(\d(?<![0-9.]\d)\d{0,2})\s?(days?|weeks?|天|星期|周|週|일간|日間|días|dias|tagen?|wochen?|jours?|ngày|tuần)(?![a-z])"
@@ -63,6 +65,31 @@ _MEDIA_AFTER = re.compile(
     r"|de\s(?:audio|voz|grabaci[oó]n|v[ií]deo)|d['’]audio|de\s(?:parole|vid[eé]o)|(?:an\s)?(?:audio|sprache|aufnahmen?|video)"
     r"|(?:âm thanh|ghi âm|giọng nói|video))(?![a-z])"
 )
+
+
+# A number of hours (or minutes) in any of the eight languages, for a length of media.
+_MEDIA_TIME = re.compile(
+    r"(?<![0-9.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s?(k\s?)?(hours?|hrs?|h|minutes?|mins?|小时|小時|時間|시간|분|"
+    r"horas?|heures?|stunden|minuten|giờ|phút|分钟|分鐘|分)(?![a-z])"
+)
+_MEDIA_ANCHORS = ("audio", "speech", "recording", "video", "footage", "podcast", "call", "音频", "音頻", "语音", "語音",
+                  "录音", "錄音", "视频", "視頻", "音声", "録音", "動画", "오디오", "음성", "녹음", "영상", "voz", "grabaci",
+                  "vídeo", "parole", "vidéo", "sprache", "aufnahme", "âm thanh", "ghi âm", "giọng nói")
+
+
+def find_media_length(text: str) -> tuple[float, int, int] | None:
+    """(hours, start, end) of the first length of recorded media ("1000 hours of audio", "500小时的语音",
+    "30 minutes of video"), else None."""
+    if not has_any(text, _MEDIA_ANCHORS):
+        return None
+    for m in _MEDIA_TIME.finditer(text):
+        extra = media_words(text, m.end())
+        if not extra:
+            continue
+        value = float(m.group(1).replace(",", "")) * (1000 if m.group(2) else 1)
+        minutes = m.group(3) in ("minute", "minutes", "min", "mins", "분", "minuten", "phút", "分钟", "分鐘", "分")
+        return (value / 60 if minutes else value), m.start(), m.end() + extra
+    return None
 
 
 def media_words(text: str, end: int) -> int:
@@ -102,6 +129,11 @@ def find_deadline(text: str, vocabulary: Vocabulary) -> Deadline:
     past = _PAST.search(text) if has_any(text, _PAST_ANCHORS) else None
     if past is not None:
         return Deadline(None, (Note("deadline_past", given=past.group(0)),))
+    media = find_media_length(text) if has_digit(text) else None
+    if media is not None:  # said as data, then looked for a deadline in the rest
+        found = find_deadline(text[: media[1]] + " " * (media[2] - media[1]) + text[media[2] :], vocabulary)
+        note = Note("media_length", given=text[media[1] : media[2]])
+        return Deadline(found.hours, (*found.notes, note), media[0])
     for hours, _, _ in vocabulary.deadline_phrases.find(text):
         return Deadline(float(hours))
     counts = tuple(vocabulary.count_words)
@@ -111,8 +143,6 @@ def find_deadline(text: str, vocabulary: Vocabulary) -> Deadline:
         if not has_any(text, words):
             continue
         for m in pattern.finditer(text):
-            if media_words(text, m.end()):
-                continue
             value = _amount(m.group(1), vocabulary)
             unit_hours = vocabulary.time_units.get(m.group(2))
             if value == 0 and unit_hours:
@@ -122,9 +152,6 @@ def find_deadline(text: str, vocabulary: Vocabulary) -> Deadline:
     if not has_digit(text):
         return Deadline(None)
     hours = compact.search(text) if "h" in text else None
-    media = media_words(text, hours.end()) if hours else 0
-    if hours and media:
-        return Deadline(None, (Note("media_length", given=text[hours.start() : hours.end() + media]),))
     if hours and not is_run_length(text, hours.start(), hours.end()):
         return _checked(text, hours, float(hours.group(1)))
     days = _BARE_DAYS.search(text) if has_any(text, _BARE_DAYS_ANCHORS) else None

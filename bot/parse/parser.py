@@ -157,6 +157,10 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
     trains = bool(dataset.tokens or dataset.samples or values.get("epochs") or dataset.epochs)
     method = _workload_kind(training.method, serving, has_workload, found_gpus, assumed, speech=speech,
                             trains=trains or diffusion_model)
+    # Hours of audio are what a speech model run transcribes (the card times that); otherwise they stay a note.
+    audio_hours = deadline_found.media_hours if speech and method == "running" else None
+    if audio_hours:
+        ignored = [n for n in ignored if getattr(n, "key", "") != "media_length"]
     core = without_polite(text, vocab)
     follow_up = is_follow_up(core, vocab, names_model=has_workload or model.mention is not None)
     serves = method in ("serving", "running") or (follow_up and method is None)
@@ -216,6 +220,7 @@ def parse_strict(raw: str, *, snapshot: Snapshot) -> Ask:
         engine=serving.engine,
         priority=serving.priority,  # type: ignore[arg-type]
         rl_tuning=training.rl_tuning,  # type: ignore[arg-type]
+        audio_hours=audio_hours,
         follow_up=follow_up,
         ignored=tuple(ignored),
         assumed=MappingProxyType(assumed),
