@@ -51,3 +51,15 @@ def test_a_run_read_from_no_training_word_offers_the_fine_tune_instead(snapshot:
 def test_no_fine_tune_button_when_running_was_asked(snapshot: Any) -> None:
     """'run' was said: nothing was assumed, so the card does not second-guess it."""
     assert "whatif.method.lora" not in _buttons("can I run Gemma 2B on a T4?", snapshot)
+
+
+def test_plans_that_sustain_the_rate_asked_for_rank_first(snapshot: Any) -> None:
+    """200 requests/s is 40,600 output tokens/s in all (tests/test_parse.py): the cheapest-per-token card that
+    sustains it comes first, never a cheaper one that falls short of it (a V100 at 779 tokens/s was the pick)."""
+    from bot.answer.pipeline import answer
+
+    reply = answer("Best GPU to serve Mistral 7B at 200 requests per second?", snapshot=snapshot, now=NOW, lang="en")
+    assert reply.verdict is not None
+    top = reply.verdict.options[0]
+    assert top.throughput is not None and top.throughput.output_tokens_per_s >= 40_600
+    assert not any(f.code == "serving.target_missed" for f in reply.verdict.findings)

@@ -83,7 +83,19 @@ def test_json_keys_are_the_documented_ones(catalog_snapshot: Any) -> None:
         "quantization", "kv_cache_dtype", "engine", "priority",
         # issue 15: a count range, an RL run's parameter mode, a follow-up in a thread
         "gpu_count_range", "rl_tuning", "follow_up",
+        # hours of audio a speech model transcribes (README "parse --json")
+        "audio_hours",
     }
+
+
+def test_a_request_rate_is_an_output_rate_to_sustain(catalog_snapshot: Any) -> None:
+    """200 requests/s x 203 output tokens a request (vLLM's ShareGPT serving benchmark: 203,068 tokens over 1,000
+    requests, vllm PR #18566) = 40,600 output tokens/s in all; a rate the user gave is kept as theirs."""
+    ask = parse("Best GPU to serve Mistral 7B at 200 requests per second?", snapshot=catalog_snapshot)
+    assert (ask.requests_per_s, ask.tokens_per_s, ask.tokens_per_s_scope) == (200, 40_600, "total")
+    assert "40,600 output tokens/s in all" in ask.assumed["tokens_per_s"]
+    given = parse("serve Mistral 7B at 200 requests per second, 30 tokens/s per user", snapshot=catalog_snapshot)
+    assert (given.tokens_per_s, given.tokens_per_s_scope) == (30, "per_user")
 
 
 def test_budget_in_yuan_is_converted_with_the_dated_rate(catalog_snapshot: Any) -> None:

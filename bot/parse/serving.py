@@ -173,6 +173,11 @@ def _first(pattern_names: tuple[str, ...], text: str) -> tuple[float, re.Match[s
     return value, match
 
 
+# Output tokens of a typical chat request: vLLM's serving benchmark on ShareGPT generated 203,068 tokens for 1,000
+# requests (vllm-project/vllm PR #18566, `vllm bench serve ... --dataset-path Aeala/ShareGPT_Vicuna_unfiltered`).
+OUTPUT_TOKENS_PER_REQUEST = 203.0
+
+
 def find_serving(text: str) -> ServingFound:
     """The serving fields of a normalised message; every one of them is None when it is not said."""
     tables = _tables()
@@ -197,6 +202,10 @@ def find_serving(text: str) -> ServingFound:
             if scope is None:
                 scope = "per_user"
                 assumed["tokens_per_s"] = f"{tokens:g} tokens/s read as per user (no 'total' said)"
+    if requests and tokens is None:  # a request rate is an output rate the plan must sustain
+        tokens, scope = round(requests * OUTPUT_TOKENS_PER_REQUEST), "total"
+        assumed["tokens_per_s"] = (f"{requests:g} requests/s read as {tokens:,} output tokens/s in all "
+                                   f"({OUTPUT_TOKENS_PER_REQUEST:g} output tokens a request)")
     context = _context(text)
     if context is not None:
         assumed["context_tokens"] = f"'{context // K_TOKENS}k' read as a context of {context} tokens (k = 1024)"

@@ -251,6 +251,9 @@ def evaluate_serving(workload: Workload, method: str, shape: Shape, findings: li
         scored, rejections = _search(space, gpus, search_counts(workload, pinned=True), offers_by_gpu, providers,
                                      offer_book)
     ranked = rank_serving(scored, objective_for(workload))
+    if workload.tokens_per_s:  # plans that sustain the rate asked for first: a cheaper plan that misses it is no pick
+        ranked = [s for s in ranked if meets_target(workload, s.rate)] + \
+            [s for s in ranked if not meets_target(workload, s.rate)]
     pinned = pinned_plan = pinned_scored = None
     if pinned_gpu is not None:
         count = workload.gpus or fewest_cards(space, pinned_gpu)
