@@ -46,7 +46,7 @@ def option_to_json(option: Option, gpus: Mapping[str, GpuSpec]) -> dict[str, Any
     if option.throughput is not None:  # serving and running
         out.update(precision=option.precision, engine=option.engine, throughput=throughput_to_json(option.throughput),
                    usd_per_million_output_tokens=option.usd_per_million_output_tokens,
-                   usd_per_month=option.usd_per_month)
+                   usd_per_month=option.usd_per_month, replicas=option.replicas)
     return out
 
 

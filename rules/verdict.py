@@ -89,6 +89,7 @@ class Option:
     throughput: Throughput | None = None
     usd_per_million_output_tokens: float | None = None  # plan $/hour / (all sequences' tokens/s x 3600) x 1e6
     usd_per_month: float | None = None  # plan $/hour x 730 h (24/7)
+    replicas: int = 1  # serving: independent copies of a `count // replicas`-GPU setup (data parallel)
 
 
 # Historic name used in the brief; both names refer to the same type.

@@ -63,3 +63,27 @@ def test_plans_that_sustain_the_rate_asked_for_rank_first(snapshot: Any) -> None
     top = reply.verdict.options[0]
     assert top.throughput is not None and top.throughput.output_tokens_per_s >= 40_600
     assert not any(f.code == "serving.target_missed" for f in reply.verdict.findings)
+
+
+def test_a_total_rate_is_met_by_copies_of_the_smallest_setup(snapshot: Any) -> None:
+    """40,600 tokens/s in all at full load: each GPU's smallest setup copied until the copies' sum meets it
+    (copies = ceil(target / one copy's rate)), priced per copy, launched with vLLM's --data-parallel-size for
+    the copies one 8-GPU server holds; never beyond 64 GPUs."""
+    import math
+
+    from bot.answer.pipeline import answer
+
+    reply = answer("Best GPU to serve Mistral 7B at 200 requests per second?", snapshot=snapshot, now=NOW, lang="en")
+    verdict = reply.verdict
+    assert verdict is not None
+    top = verdict.options[0]
+    note = next(f for f in verdict.findings if f.code == "serving.replicas")
+    n = note.numbers
+    assert n["replicas"] == top.replicas > 1 and top.count == top.replicas * n["gpus"] <= 64
+    assert n["replicas"] == math.ceil(40_600 / n["each_tokens_per_s"])
+    assert n["per_server"] == min(top.replicas, 8 // n["gpus"]) and n["servers"] == math.ceil(top.replicas / n["per_server"])
+    argv = verdict.command.argv if verdict.command is not None else ()
+    assert argv[argv.index("--data-parallel-size") + 1] == str(n["per_server"])
+    for option in verdict.options:
+        assert option.count <= 64 and option.throughput is not None
+        assert option.throughput.output_tokens_per_s >= 40_600

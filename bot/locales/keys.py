@@ -77,7 +77,7 @@ KEYS = (
     N_("finding.provision.adapter_one_card"), N_("finding.quant.4bit"), N_("finding.quant.fp8"),
     N_("finding.quant.gguf"), N_("finding.quant.int8"), N_("finding.quant.none"),
     N_("finding.rank.decided_by"), N_("finding.serving.concurrency_assumed"),
-    N_("finding.serving.context_growth"), N_("finding.serving.target_missed"),
+    N_("finding.serving.context_growth"), N_("finding.serving.target_missed"), N_("finding.serving.replicas"),
     N_("finding.spot.checkpoint"), N_("finding.stack.rocm"), N_("finding.time.not_estimated"), N_("finding.time.long"),
     N_("finding.training.unified"), N_("finding.serving.context_capped"),
     # bot/templates/blocks/help.json.j2: a list of example keys

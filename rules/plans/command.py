@@ -2,9 +2,10 @@
 
 Flags as the engines define them:
 - vLLM (`vllm serve`, vllm/engine/arg_utils.py EngineArgs): --tensor-parallel-size, --pipeline-parallel-size,
+  --data-parallel-size (copies of the model in one server; docs.vllm.ai serving/data_parallel_deployment),
   --max-model-len, --max-num-seqs, --gpu-memory-utilization, --kv-cache-dtype (CacheDType: "fp8"),
   --quantization (QUANTIZATION_METHODS: "fp8", "awq", "gptq", "bitsandbytes"), --dtype ("half").
-- SGLang (`python -m sglang.launch_server`, sglang server_args): --model-path, --tp-size, --context-length,
+- SGLang (`python -m sglang.launch_server`, sglang server_args): --model-path, --tp-size, --dp-size, --context-length,
   --max-running-requests, --mem-fraction-static, --kv-cache-dtype fp8_e4m3, --quantization.
 - llama.cpp (`llama-server`, common/arg.cpp): -m, -ngl (layers on the GPU), -c (context of all slots
   together: each of the --parallel slots gets c / parallel), --parallel, -ctk/-ctv (cache type). Flash
@@ -17,6 +18,7 @@ Flags as the engines define them:
 
 from __future__ import annotations
 
+from rules.market.offers import GPUS_PER_NODE
 from rules.plans.serving import ServingPlan
 from rules.verdict import Command, Finding
 from rules.workload.serving import ServingSetup
@@ -45,9 +47,16 @@ def _sequences(plan: ServingPlan) -> int:
     return max(plan.sustained, 1) if setup.full_load else setup.concurrency
 
 
+def copies_per_server(plan: ServingPlan) -> int:
+    """Copies of the setup one server runs: as many as fit in a node (the rest run as more servers)."""
+    return min(plan.replicas, max(GPUS_PER_NODE // plan.setup.gpus, 1))
+
+
 def _vllm(plan: ServingPlan, model: str, native_fp8: bool) -> list[str]:
     setup = plan.setup
     argv = ["vllm", "serve", model, "--tensor-parallel-size", str(setup.tensor_parallel)]
+    if plan.replicas > 1:  # vLLM docs, serving/data_parallel_deployment: --data-parallel-size copies in one server
+        argv += ["--data-parallel-size", str(copies_per_server(plan))]
     if setup.nodes > 1:
         argv += ["--pipeline-parallel-size", str(setup.nodes)]
     argv += ["--max-model-len", str(setup.context_tokens), "--max-num-seqs", str(_sequences(plan)),
@@ -67,6 +76,8 @@ def _sglang(plan: ServingPlan, model: str, native_fp8: bool) -> list[str]:
     argv = ["python", "-m", "sglang.launch_server", "--model-path", model, "--tp-size", str(setup.tensor_parallel),
             "--context-length", str(setup.context_tokens), "--max-running-requests", str(_sequences(plan)),
             "--mem-fraction-static", GPU_MEMORY_UTILIZATION_FLAG]
+    if plan.replicas > 1:  # sglang server_args: --dp-size, data-parallel copies behind its router
+        argv += ["--dp-size", str(copies_per_server(plan))]
     if setup.kv_cache_dtype == "fp8":
         argv += ["--kv-cache-dtype", "fp8_e4m3"]
     method = SGLANG_QUANTIZATION.get(setup.weight_format)

@@ -4,8 +4,9 @@ least-quantised precision that hold the weights and every sequence's cache; its 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rules.market.book import OfferBook, cheapest_in
 from rules.market.offers import GPUS_PER_NODE, cheapest
@@ -29,6 +30,7 @@ from rules.workload.serving import PAGED_ENGINES, ServingSetup, ladder, pick_eng
 from rules.workload.shapes import Shape
 
 SERVING_COUNTS = (1, 2, 4, 8)
+MAX_REPLICA_GPUS = 64  # copies of a setup stop here, as the training search stops at 64 GPUs
 MULTINODE_COUNTS = (16, 32)
 HOURS_PER_MONTH = 730.0  # 8760 h / 12: a month at 24/7
 
@@ -43,10 +45,15 @@ class ServingPlan:
     needed_gib: float  # per GPU at the sized concurrency
     has_gib: float  # per GPU, what the engine may use
     sustained: int  # sequences at the context the memory holds (capped by the engine's default maximum)
+    replicas: int = 1  # independent copies of the setup (data parallel) that a total tokens/s target needs
 
     @property
     def fits(self) -> bool:
         return self.needed_gib <= self.has_gib
+
+    @property
+    def total_gpus(self) -> int:
+        return self.setup.gpus * self.replicas
 
 
 class ServingSpace:
@@ -108,14 +115,37 @@ class ServingSpace:
         return ServingPlan(gpu, setup, memory, needed, has, sustained)
 
     def rate(self, plan: ServingPlan) -> Rate:
-        """Decode at the sized concurrency, or at full load when the user gave none (serving)."""
+        """Decode at the sized concurrency, or at full load when the user gave none (serving); a plan of several
+        replicas serves that many times the sequences and tokens, each user at one replica's speed."""
         batch = max(plan.sustained, 1) if plan.setup.full_load else plan.setup.concurrency
         key = (id(plan.setup), batch)
         work = self._work.get(key)
         if work is None:
             work = self._work[key] = decode_work(self.shape, plan.setup, batch=batch,
                                                  kv_len=plan.setup.context_tokens)
-        return rate_of(work, plan.setup, plan.gpu, self.serving)
+        one = rate_of(work, plan.setup, plan.gpu, self.serving)
+        if plan.replicas == 1:
+            return one
+        r = plan.replicas
+        return Rate(one.batch * r, one.output_tokens_per_s * r, one.output_tokens_per_s_per_user,
+                    one.prefill_tokens_per_s * r, one.basis)
+
+    def by_replicas(self) -> bool:
+        """Whether a total tokens/s target is met by copies of the smallest setup (data parallel) rather than by a
+        larger tensor-parallel one: serving at full load (no number of users given) with a total target. Copies
+        keep every GPU's throughput (tensor parallelism loses to its all-reduces: rules.speed.serving)."""
+        work = self.workload
+        return bool(work.tokens_per_s) and work.tokens_per_s_scope == "total" and work.concurrency is None \
+            and self.method == "serving"
+
+    def replicated(self, plan: ServingPlan) -> ServingPlan:
+        """The plan as copies enough to sustain the total target (at most MAX_REPLICA_GPUS GPUs in all)."""
+        target = float(self.workload.tokens_per_s or 0.0)
+        total = self.rate(plan).output_tokens_per_s
+        if total <= 0 or total >= target:
+            return plan
+        copies = min(math.ceil(target / total), max(MAX_REPLICA_GPUS // plan.setup.gpus, 1))
+        return replace(plan, replicas=copies) if copies > 1 else plan
 
     def offload(self, plan: ServingPlan) -> Rate:
         """llama.cpp with what does not fit in host RAM (-ngl below all layers): an upper bound."""
@@ -131,7 +161,7 @@ class ServingSpace:
             prefill_tokens_per_s=round(rate.prefill_tokens_per_s, 1),
             low_tokens_per_s=round(rate.output_tokens_per_s * low, 2),
             high_tokens_per_s=round(rate.output_tokens_per_s * high, 2), basis=rate.basis,
-            max_concurrency=plan.sustained)
+            max_concurrency=plan.sustained * plan.replicas)
 
 
 def valid_counts(gpu: GpuSpec, shape: Shape, engine: str, counts: Sequence[int]) -> tuple[int, ...]:
@@ -172,12 +202,15 @@ def fit_serving(gpu: GpuSpec, space: ServingSpace, counts: tuple[int, ...]) -> S
     steps = space.ladder(gpu, engine)
     large, unified = is_large_card(gpu), bool(getattr(gpu, "unified_memory", False))
     has = limit_gib(gpu, engine, space.tables.headroom_fraction)
-    key = (engine, large, unified, has, allowed, steps, gpu.id if space.workload.tokens_per_s else None)
+    replicas = space.by_replicas()
+    per_gpu_target = bool(space.workload.tokens_per_s) and not replicas
+    key = (engine, large, unified, has, allowed, steps, gpu.id if per_gpu_target else None)
     if key not in space.fits:
-        space.fits[key] = _search_fit(gpu, space, engine, allowed, steps, large, unified, has)
+        space.fits[key] = _search_fit(gpu, space, engine, allowed, steps, large, unified, has, per_gpu_target)
     found = space.fits[key]
     if found is not None:
-        return space.plan(gpu, found[0], found[1], engine)
+        plan = space.plan(gpu, found[0], found[1], engine)
+        return space.replicated(plan) if replicas else plan
     most = allowed[-1] if allowed else counts[0]
     plan = space.plan(gpu, most, steps[-1], engine)
     code = "fit.vram" if allowed else "fit.tensor_parallel"
@@ -186,14 +219,14 @@ def fit_serving(gpu: GpuSpec, space: ServingSpace, counts: tuple[int, ...]) -> S
 
 
 def _search_fit(gpu: GpuSpec, space: ServingSpace, engine: str, allowed: tuple[int, ...], steps: tuple[str, ...],
-                large: bool, unified: bool, has: float) -> tuple[int, str] | None:
+                large: bool, unified: bool, has: float, per_gpu_target: bool) -> tuple[int, str] | None:
     first_fit: tuple[int, str] | None = None
     for count in allowed:
         for precision in steps:
             if space.sized(engine, precision, count, large, unified)[2] > has:
                 continue
-            if not space.workload.tokens_per_s or meets_target(space.workload,
-                                                               space.rate(space.plan(gpu, count, precision, engine))):
+            if not per_gpu_target or meets_target(space.workload,
+                                                  space.rate(space.plan(gpu, count, precision, engine))):
                 return count, precision
             first_fit = first_fit or (count, precision)
     return first_fit  # fits but misses the tokens/s target everywhere: the smallest, flagged in the verdict
@@ -228,6 +261,8 @@ class Scored:
 def score(plan: ServingPlan, space: ServingSpace, offer: Offer | None) -> Scored:
     rate = space.rate(plan)
     per_hour = plan_usd_per_hour(offer, plan.setup.gpus)
+    if per_hour is not None:
+        per_hour *= plan.replicas  # each copy on its own instance of the offer
     per_million = None
     if per_hour is not None and rate.output_tokens_per_s > 0:
         per_million = per_hour / (rate.output_tokens_per_s * 3600.0) * 1e6
@@ -241,10 +276,12 @@ def to_option(scored: Scored, space: ServingSpace) -> Option:
     estimate = to_serving_estimate(plan.memory, setup, sequences)
     per_month = round(scored.usd_per_hour * HOURS_PER_MONTH, 2) if scored.usd_per_hour is not None else None
     per_million = round(scored.usd_per_million, 4) if scored.usd_per_million is not None else None
-    return Option(plan.gpu.id, setup.gpus, setup.nodes, sharding_name(setup), (), estimate, None, None, scored.offer,
+    count = plan.total_gpus
+    nodes = setup.nodes * plan.replicas if setup.gpus > GPUS_PER_NODE else max(math.ceil(count / GPUS_PER_NODE), 1)
+    return Option(plan.gpu.id, count, nodes, sharding_name(setup), (), estimate, None, None, scored.offer,
                   (), precision=setup.weight_format, engine=setup.engine,
                   throughput=space.throughput(plan, scored.rate), usd_per_million_output_tokens=per_million,
-                  usd_per_month=per_month)
+                  usd_per_month=per_month, replicas=plan.replicas)
 
 
 def rank_serving(scored: list[Scored], objective: str) -> list[Scored]:

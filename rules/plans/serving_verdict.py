@@ -10,7 +10,7 @@ from rules.market.book import OfferBook
 from rules.market.offers import price_findings
 from rules.memory.parts import GIB
 from rules.memory.serving import is_large_card, kv_bytes_per_sequence, serving_memory
-from rules.plans.command import build_command
+from rules.plans.command import build_command, copies_per_server
 from rules.plans.guidance import link_findings
 from rules.plans.ranking import objective_for
 from rules.plans.serving import (
@@ -362,6 +362,13 @@ def verdict_findings(space: ServingSpace, workload: Workload, shape: Shape, plan
         out.append(Finding("model.native_fp8", "info", {"model": shape.name}))
     if native_format(shape) == "mxfp4" and workload.quantization is None:
         out.append(Finding("model.native_mxfp4", "info", {"model": shape.name}))
+    if plan.replicas > 1:
+        per_server = copies_per_server(plan)
+        out.append(Finding("serving.replicas", "info", {
+            "replicas": plan.replicas, "gpus": plan.setup.gpus, "gpu": plan.gpu.id,
+            "servers": -(-plan.replicas // per_server), "per_server": per_server,
+            "each_tokens_per_s": round(space.rate(replace(plan, replicas=1)).output_tokens_per_s),
+            "output_tokens_per_s": round(space.rate(plan).output_tokens_per_s)}))
     if workload.tokens_per_s and not meets_target(workload, space.rate(plan)):
         rate = space.rate(plan)
         out.append(Finding("serving.target_missed", "warn", {
