@@ -44,3 +44,14 @@ def test_whole_dollars_are_babels(language: str) -> None:
         expected = format_currency(Decimal(str(amount)).quantize(Decimal(1)), "USD", format=pattern, locale=locale,
                                    currency_digits=False)
         assert f.money(amount, cents=False) == expected, (language, amount)
+
+
+def test_wall_clock_hours_past_a_year_say_the_years() -> None:
+    """156,562 h / 8,760 h a year = 17.9 years, said as CLDR's whole years; under a year the hours alone."""
+    from bot.render.cards import language_tools
+
+    _, en = language_tools("en")
+    assert en.wall_hours(156_562) == "156,562 h (18 years)"
+    assert en.wall_hours(8_000) == en.hours(8_000) == "8,000 h"
+    _, de = language_tools("de")
+    assert de.wall_hours(156_562) == "156.562 Std. (18 Jahre)"

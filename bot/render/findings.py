@@ -21,6 +21,7 @@ _BY_UNIT: tuple[tuple[str, Callable[[Any, Formatter], str]], ...] = (
     ("usd", lambda value, f: f.money(Decimal(str(value)))),
     ("gib", lambda value, f: f.gib(float(value))),
     ("gb", lambda value, f: f.gb(float(value))),
+    ("wall_hours", lambda value, f: f.wall_hours(float(value))),
     ("hours", lambda value, f: f.hours(float(value))),
     ("min", lambda value, f: f.messages.plain("unit.minutes", minutes=f.number(value))),
     ("pct", lambda value, f: f.percent(float(value) / 100)),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 from babel import Locale
@@ -17,6 +17,7 @@ from bot.render.messages import BABEL_LOCALES, Messages
 
 DASH = "—"
 GIB = 1024**3
+HOURS_PER_YEAR = 8760.0  # 365 days
 # Architecture families the locales name ("Blackwell (GB202)" keeps its chip suffix untranslated).
 ARCH_FAMILIES = ("Blackwell Ultra", "Blackwell", "Hopper", "Ada Lovelace", "Ampere", "Turing", "Volta", "Pascal")
 
@@ -178,6 +179,15 @@ class Formatter:
             return self.messages.plain("unit.minutes", minutes=self.number(max(hours * 60, 1)))
         digits = 1 if hours < 100 else 0
         return self.messages.plain("unit.hours", hours=self.number(hours, digits))
+
+    def wall_hours(self, hours: float) -> str:
+        """Wall-clock hours of a run, with the years they come to past a year: "156,562 h (18 years)"."""
+        text = self.hours(hours)
+        if hours >= HOURS_PER_YEAR:
+            years = format_timedelta(timedelta(hours=hours), granularity="year", threshold=1.0, format="long",
+                                     locale=_babel_locale(self.locale))
+            text = f"{text} ({years})"
+        return text
 
     def gib(self, value_gib: float | None) -> str:
         """Memory in GiB with one decimal."""

@@ -107,7 +107,8 @@ def guidance_findings(workload: Workload, setup: Setup, top: Sequence[Option], g
         out.append(Finding("time.not_estimated", "info", {"method": method, "reason": reason}))
     if best is not None and best.hours is not None and best.hours > LONG_JOB_HOURS and workload.deadline_hours is None:
         # "cheapest" on a pretraining-sized job can be years on one or two cards: say so, and how to change it
-        out.append(Finding("time.long", "warn", {"hours": round(best.hours, 1), "gpus": best.count, "gpu": best.gpu_id}))
+        out.append(Finding("time.long", "warn", {"hours": round(best.hours, 1), "wall_hours": round(best.hours, 1),
+                                                 "gpus": best.count, "gpu": best.gpu_id}))
     if workload.spot and setup.is_training:
         out.append(Finding("spot.checkpoint", "warn", {
             "interval_min": tables.checkpoint_interval_min, "rework_pct": round(100 * tables.spot_rework_fraction),
