@@ -30,6 +30,8 @@ def normalise_model_name(text: str) -> str:
     s = s.rstrip("/").rsplit("/", 1)[-1]
     words = _NON_ALNUM.sub(" ", s).split()
     while len(words) > 1 and words[-1] in MODEL_SUFFIXES:
+        if words[-1] == "base" and len(words) == 2:
+            break  # a size named "base" ("Whisper base", "BERT base"), not a base checkpoint of a named size
         words.pop()
     return " ".join(words)
 
@@ -78,9 +80,12 @@ class ModelIndex:
     @classmethod
     def build(cls, models: Mapping[str, _ModelLike], aliases: Iterable[ModelAliasRow]) -> ModelIndex:
         texts = [(t, m.id) for m in models.values() for t in (m.id, m.name, m.hf_id) if t]
-        texts += [(a.alias, a.model_id) for a in aliases if a.model_id in models]
+        named = [(a.alias, a.model_id) for a in aliases if a.model_id in models]
+        texts += named
         exact: dict[str, str] = {}
-        for text, model_id in texts:
+        # Explicit aliases win over names on a clash, as in the GPU index: "Whisper base" normalises to
+        # "whisper" (variant words drop), and the alias says a bare "whisper" means Whisper large-v3.
+        for text, model_id in (*named, *texts):
             exact.setdefault(compact_key(normalise_model_name(text)), model_id)
         spelled = tuple(dict.fromkeys((_model_tokens(normalise_model_name(t)), m) for t, m in texts))
         groups: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}

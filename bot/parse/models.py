@@ -38,7 +38,8 @@ _FAMILIES = (
 )
 _TAIL = (
     r"(?:[\s\-_.]?(?:v?\d+(?:\.\d+)*(?:x\d+)?(?:[bm]|(?!\s?-?bits?|비트|ビット|比特|位))|instruct|chat|base|coder|math|vl|it|hf|r1|distill"
-    r"|moe|large|medium|small|mini|pro|dev|schnell|xl|turbo|nemotron|nemo|next|a\d+b|qwen|llama))"
+    r"|moe|large|medium|small|mini|pro|dev|schnell|xl|turbo|nemotron|nemo|next|a\d+b|qwen|llama|thinking"
+    r"|k\d+|m\d+(?:\.\d+)?))"  # Kimi K2, MiniMax M2
 )
 _HF_ID = r"(?<![a-z0-9._/-])([a-z0-9][a-z0-9_.-]{1,40}/[a-z0-9][a-z0-9_.-]{1,80})"
 
