@@ -233,7 +233,7 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     if serving is not None:
         shape, findings = resolve_shape(workload, serving)
         return evaluate_serving(workload, serving, shape, findings, gpus=gpus, offers_by_gpu=offers_by_gpu,
-                                providers=providers, tables=tables, offer_book=offer_book)
+                                providers=providers, tables=tables, offer_book=offer_book, street=street)
     method = resolve_method(workload)
     family = resolve_family(workload)
     objective = objective_for(workload)

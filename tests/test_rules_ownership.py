@@ -129,3 +129,19 @@ def test_should_i_buy_a_4090_or_rent_is_answered_in_the_verdict():
     n = finding.numbers
     assert n["gpu"] == "rtx-4090" and n["gpus"] == 1 and n["job_basis"] == "dataset"
     assert n["rent_gpu"] in pool and n["break_even_hours"] > 0 and 0 < n["utilisation_pct"]
+
+
+def test_serving_buy_findings_use_the_street_price_where_recorded():
+    """knowledge/data/purchase_prices.csv: RTX 4090 new from $2,200 (2026-02-01), above a $2,000 budget although
+    its $1,599 launch price is below it; RTX 5090 from $2,699 (2026-06-22); a card without a street price keeps its
+    list price and the year of it."""
+    from knowledge.purchase import by_gpu, read_purchase_prices
+    from rules.plans.serving_verdict import buy_price
+
+    street = by_gpu(read_purchase_prices(), GPUS)
+    assert buy_price(GPUS["rtx-4090"], street) == (2200.0, {
+        "price_basis": "street", "price_date": "2026-02-01", "price_source": street["rtx-4090"][0].source})
+    assert buy_price(GPUS["rtx-5090"], street)[0] == 2699.0
+    usd, basis = buy_price(GPUS["rtx-3090-ti"], street)
+    assert usd == float(GPUS["rtx-3090-ti"].purchase_usd) and basis["price_basis"] == "new"
+    assert buy_price(GPUS["rtx-4090"], None) == (1599.0, {"price_basis": "new", "price_year": "2022"})

@@ -58,7 +58,8 @@ KEYS = (
     # bot/render/findings.py coded_text: f"finding.{code}" for the rule engine's finding codes
     N_("finding.billing.hourly_short_run"), N_("finding.billing.per_second"),
     N_("finding.budget.none_within"), N_("finding.budget.over"), N_("finding.buy.vs_rent"),
-    N_("finding.buy.vs_rent.short"), N_("finding.buy.vs_rent_within_job"), N_("finding.command.not_available"),
+    N_("finding.buy.vs_rent.short"), N_("finding.buy.vs_rent_within_job"), N_("finding.pinned.buy_one_street"),
+    N_("finding.buy.within_budget_street"), N_("finding.command.not_available"),
     N_("finding.command.quantized_checkpoint"), N_("finding.cost.buy_vs_rent"),
     N_("finding.cost.purchase"), N_("finding.data.nvme"), N_("finding.deadline.miss"),
     N_("finding.deadline.none_meets"), N_("finding.pinned.method_fits"), N_("finding.command.speech"), N_("finding.serving.context_growth.short"), N_("rec.pinned.pass_cpu"), N_("rec.pinned.pass_nvme"), N_("cap.header"), N_("cap.header_named"), N_("cap.train.header"), N_("cap.train.header_named"), N_("finding.deadline.scaled"), N_("finding.speed.scaled"), N_("finding.fit.none"),

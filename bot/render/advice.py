@@ -22,7 +22,8 @@ QUIET_DEFAULTS = frozenset({"gpus", "sharding", "offload", "spot", "method"})
 # Said in the verdict section (the named hardware's yes/no and what would make it work), not repeated under
 # "Good to know".
 PINNED_CODES = ("pinned.method_fits", "pinned.quantized", "pinned.users", "pinned.context", "pinned.more_gpus", "pinned.one_card",
-                "pinned.buy_one", "pinned.offload", "buy.within_budget", "buy.none_within")
+                "pinned.buy_one", "pinned.buy_one_street", "pinned.offload", "buy.within_budget",
+                "buy.within_budget_street", "buy.none_within")
 VERDICT_CODES = frozenset({"fit.pinned", *PINNED_CODES})
 
 

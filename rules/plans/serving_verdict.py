@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from rules.market.book import OfferBook
 from rules.market.offers import price_findings
+from rules.market.ownership import purchase_prices
 from rules.memory.parts import GIB
 from rules.memory.serving import is_large_card, kv_bytes_per_sequence, serving_memory
 from rules.plans.command import build_command, copies_per_server
@@ -31,7 +32,7 @@ from rules.plans.serving_findings import option_findings, pinned_findings
 from rules.speed.serving import Rate
 from rules.plans.tier import pick_tier
 from rules.tables import RuleTables
-from rules.types import GpuSpec, Offer, Provider, Workload
+from rules.types import GpuSpec, Offer, Provider, PurchasePrice, Workload
 from rules.verdict import Finding, Number, Option, Pinned, PrecisionFit, Rejection, Verdict
 from rules.workload.serving import (
     CONTEXT_STEPS,
@@ -188,18 +189,32 @@ def one_card(scored: list[Scored]) -> list[Finding]:
                                                 "needed_gib": round(plan.needed_gib, 1)})]
 
 
-def one_card_to_buy(scored: list[Scored]) -> list[Finding]:
-    """For hardware people own (DESIGN §3: its alternative is buying): the single card with the lowest list
-    price (`purchase_usd`, dated) that holds the model, with what it would cost."""
-    singles = [s.plan for s in scored if s.plan.setup.gpus == 1 and s.plan.gpu.purchase_usd]
+def buy_price(gpu: GpuSpec, street: Mapping[str, Sequence[PurchasePrice]] | None) -> tuple[float, dict[str, str]] | None:
+    """What one new card costs to buy: its newest recorded street price (the low end of its range), else its list
+    price (`purchase_usd`); with the numbers that say which: price_basis street (price_date, price_source) or new
+    (price_year of the list price). None when neither is known."""
+    for known in purchase_prices(gpu, (street or {}).get(gpu.id, ())):
+        if known.basis == "street":
+            return known.usd, {"price_basis": "street", "price_date": known.date, "price_source": known.source}
+        if known.basis == "new":
+            return known.usd, {"price_basis": "new", "price_year": list_price_year(gpu)}
+    return None
+
+
+def one_card_to_buy(scored: list[Scored], street: Mapping[str, Sequence[PurchasePrice]] | None = None,
+                    ) -> list[Finding]:
+    """For hardware people own (DESIGN §3: its alternative is buying): the single card that costs least to buy
+    (street price where recorded, else list price: `buy_price`) and holds the model, with what it would cost."""
+    singles = [(cost, s.plan) for s in scored if s.plan.setup.gpus == 1
+               for cost in (buy_price(s.plan.gpu, street),) if cost is not None]
     if not singles:
         return []
-    plan = min(singles, key=lambda p: (p.gpu.purchase_usd or 0, p.gpu.id))
+    (usd, basis), plan = min(singles, key=lambda row: (row[0][0], row[1].gpu.id))
     gpu = plan.gpu
-    return [Finding("pinned.buy_one", "info", {
-        "gpu": gpu.id, "vram_gb": gpu.vram_gb, "purchase_usd": float(gpu.purchase_usd or 0),
-        "price_basis": "new", "price_year": list_price_year(gpu), "precision": plan.setup.weight_format,
-        "needed_gib": round(plan.needed_gib, 1)})]
+    code = "pinned.buy_one_street" if basis["price_basis"] == "street" else "pinned.buy_one"
+    return [Finding(code, "info", {
+        "gpu": gpu.id, "vram_gb": gpu.vram_gb, "purchase_usd": usd, **basis,
+        "precision": plan.setup.weight_format, "needed_gib": round(plan.needed_gib, 1)})]
 
 
 def list_price_year(gpu: GpuSpec) -> str:
@@ -241,8 +256,10 @@ def assumptions_of(workload: Workload, shape: Shape, method: str, plan: ServingP
 def evaluate_serving(workload: Workload, method: str, shape: Shape, findings: list[Finding], *,
                      gpus: Mapping[str, GpuSpec], offers_by_gpu: Mapping[str, Sequence[Offer]],
                      providers: Mapping[str, Provider], tables: RuleTables,
-                     offer_book: OfferBook | None = None) -> Verdict:
-    """Serving or running over the catalog; the named GPU (count: one unless given) answered first."""
+                     offer_book: OfferBook | None = None,
+                     street: Mapping[str, Sequence[PurchasePrice]] | None = None) -> Verdict:
+    """Serving or running over the catalog; the named GPU (count: one unless given) answered first. `street`:
+    dated street prices to buy a GPU, by GPU id (what buying one costs today: buy_price)."""
     space = ServingSpace(workload, shape, method, tables)
     pinned_gpu = gpus.get(workload.gpu) if workload.gpu else None
     scored, rejections = _search(space, gpus, search_counts(workload, pinned=pinned_gpu is not None),
@@ -262,12 +279,12 @@ def evaluate_serving(workload: Workload, method: str, shape: Shape, findings: li
         if not pinned.fits:
             findings += one_card(scored)
             if pinned_gpu.segment == "consumer" or pinned_gpu.unified_memory:  # hardware people own and buy
-                findings += one_card_to_buy(scored)
+                findings += one_card_to_buy(scored, street)
         if pinned.fits:
             offer = price(pinned_plan, offers_by_gpu.get(pinned_gpu.id, ()), workload, tables, providers, offer_book)
             pinned_scored = score(pinned_plan, space, offer)
     if workload.budget_usd is not None and workload.budget_usd_per_hour is None and pinned_gpu is None:
-        findings += buy_within_budget(space, gpus, float(workload.budget_usd))
+        findings += buy_within_budget(space, gpus, float(workload.budget_usd), street)
     shown = _shown(ranked, pinned_scored)[:TOP_OPTIONS]
     top = tuple(_with_findings(to_option(s, space), gpus[s.plan.gpu.id], workload,
                                offers_by_gpu.get(s.plan.gpu.id, ()), tables, shape) for s in shown)
@@ -296,31 +313,33 @@ def evaluate_serving(workload: Workload, method: str, shape: Shape, findings: li
                    pinned=pinned, command=command, precisions=matrix)
 
 
-def buy_within_budget(space: ServingSpace, gpus: Mapping[str, GpuSpec], budget_usd: float) -> list[Finding]:
+def buy_within_budget(space: ServingSpace, gpus: Mapping[str, GpuSpec], budget_usd: float,
+                      street: Mapping[str, Sequence[PurchasePrice]] | None = None) -> list[Finding]:
     """A total budget for a model to serve or run is money to buy hardware with ("buy a GPU under $2000 to run
     30B"): the cards whose list price (`purchase_usd`, dated) times the count stays within it and that hold
     the model, fastest per user first (then cheaper), one per architecture and speed; else that none does."""
-    rows: list[tuple[float, float, GpuSpec, ServingPlan]] = []
+    rows: list[tuple[float, float, GpuSpec, ServingPlan, dict[str, str]]] = []
     for gpu in gpus.values():
-        if gpu.purchase_usd is None or gpu.purchase_usd <= 0:
+        known = buy_price(gpu, street)
+        if known is None or known[0] <= 0:
             continue
-        unit = float(gpu.purchase_usd)
+        unit, basis = known
         counts = tuple(c for c in SERVING_COUNTS if c * unit <= budget_usd)
         found = fit_serving(gpu, space, counts) if counts else None
         if isinstance(found, ServingPlan):
-            rows.append((space.rate(found).output_tokens_per_s_per_user, found.setup.gpus * unit, gpu, found))
+            rows.append((space.rate(found).output_tokens_per_s_per_user, found.setup.gpus * unit, gpu, found, basis))
     if not rows:
         return [Finding("buy.none_within", "info", {"budget_usd": budget_usd})]
     out: list[Finding] = []
     seen: set[tuple[str, int]] = set()
-    for per_user, cost, gpu, plan in sorted(rows, key=lambda r: (-r[0], r[1], r[2].id)):
+    for per_user, cost, gpu, plan, basis in sorted(rows, key=lambda r: (-r[0], r[1], r[2].id)):
         key = (gpu.architecture, round(per_user))
         if key in seen:
             continue
         seen.add(key)
-        out.append(Finding("buy.within_budget", "info", {
-            "gpu": gpu.id, "gpus": plan.setup.gpus, "purchase_usd": round(cost, 2), "price_basis": "new",
-            "price_year": list_price_year(gpu),
+        code = "buy.within_budget_street" if basis["price_basis"] == "street" else "buy.within_budget"
+        out.append(Finding(code, "info", {
+            "gpu": gpu.id, "gpus": plan.setup.gpus, "purchase_usd": round(cost, 2), **basis,
             "precision": plan.setup.weight_format, "output_tokens_per_s_per_user": round(per_user, 1),
             "budget_usd": budget_usd}))
         if len(out) == BUY_OPTIONS:
