@@ -55,3 +55,16 @@ def test_wall_clock_hours_past_a_year_say_the_years() -> None:
     assert en.wall_hours(8_000) == en.hours(8_000) == "8,000 h"
     _, de = language_tools("de")
     assert de.wall_hours(156_562) == "156.562 Std. (18 Jahre)"
+
+
+def test_a_gpu_name_that_carries_its_memory_is_not_followed_by_it_again() -> None:
+    from bot.render.cards import language_tools
+    from bot.render.findings import coded_text
+
+    _, f = language_tools("en")
+    numbers = {"gpu": "apple-m3-ultra-96gb", "vram_gb": 96, "purchase_usd": 3999.0, "price_basis": "new",
+               "price_year": "2025", "precision": "gguf-q8_0", "needed_gib": 71.3}
+    text = coded_text("finding", "pinned.buy_one", numbers, f, gpu="Apple M3 Ultra (96 GB)")
+    assert "Apple M3 Ultra (96 GB) at $3,999.00" in text and "(96 GB) (96 GB)" not in text
+    plain = coded_text("finding", "pinned.buy_one", {**numbers, "vram_gb": 24}, f, gpu="Radeon RX 7900 XTX")
+    assert "Radeon RX 7900 XTX (24 GB) at" in plain

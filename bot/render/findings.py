@@ -126,6 +126,9 @@ def coded_text(prefix: str, code: str, numbers: Mapping[str, Any], f: Formatter,
     values = {name: format_number(name, value, f) for name, value in numbers.items()
               if wanted is None or name in wanted or name in CODED_FIELDS}
     values.update(extra)
+    gpu, memory = values.get("gpu"), values.get("vram_gb")
+    if isinstance(gpu, str) and memory and gpu.endswith(f"({memory})"):  # "Apple M3 Ultra (96 GB) (96 GB)"
+        values["gpu"] = gpu.removesuffix(f"({memory})").rstrip()
     if numbers.get("price_basis") == "street" and numbers.get("price_date"):  # "new, street price of Feb 1, 2026"
         values["price_basis"] = f.messages.plain("value.price_basis.street_on",
                                                  date=f.date(date.fromisoformat(str(numbers["price_date"]))))
