@@ -11,7 +11,7 @@ from rules.memory.parts import on_basis
 from rules.memory.diffusion import DEFAULT_VIDEO_FRAMES, default_resolution, find_diffusion_model
 from rules.plans.explain import switch_findings
 from rules.plans.fit import CandidateSpace, counts_for, fit_outcome, margin_numbers
-from rules.plans.guidance import guidance_findings
+from rules.plans.guidance import LONG_JOB_HOURS, guidance_findings
 from rules.plans.notable import notable_rejects
 from rules.plans.constraints import apply_constraints, decided_by
 from rules.plans.ranking import Scored, objective_for, rank_scored
@@ -228,7 +228,35 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
                       tables: RuleTables, offer_book: OfferBook | None = None,
                       street: Mapping[str, Sequence[PurchasePrice]] | None = None) -> Verdict:
     """`offer_book`: the same offers indexed once per snapshot (rules.market.book); the result is identical.
-    `street`: dated street prices to buy a GPU, by GPU id (buy vs rent prefers them to launch prices)."""
+    `street`: dated street prices to buy a GPU, by GPU id (buy vs rent prefers them to launch prices).
+
+    A training job with no deadline whose best plan would run longer than LONG_JOB_HOURS (three months: "pretrain
+    a 7B model on 2T tokens" on two RTX 4090s is 18 years) is planned again to finish within that time, when
+    some plan can, and says so (`deadline.assumed`, with the plan it replaced): nobody rents cards for years. Not
+    for hardware the user named or a count they gave: that plan is theirs to judge (`time.long` says it)."""
+    verdict = _evaluate_workload(workload, gpus=gpus, offers_by_gpu=offers_by_gpu, providers=providers,
+                                 tables=tables, offer_book=offer_book, street=street)
+    first = verdict.options[0] if verdict.options else None
+    if (first is None or first.hours is None or first.hours <= LONG_JOB_HOURS or workload.deadline_hours is not None
+            or workload.gpu is not None or workload.gpus is not None or first.throughput is not None):
+        return verdict
+    bounded = _evaluate_workload(replace(workload, deadline_hours=LONG_JOB_HOURS), gpus=gpus,
+                                 offers_by_gpu=offers_by_gpu, providers=providers, tables=tables,
+                                 offer_book=offer_book, street=street)
+    top = bounded.options[0] if bounded.options else None
+    if top is None or top.hours is None or top.hours > LONG_JOB_HOURS:
+        return verdict
+    assumed = Finding("deadline.assumed", "info", {
+        "deadline_hours": LONG_JOB_HOURS, "from_wall_hours": round(first.hours, 1), "from_gpus": first.count,
+        "from_gpu": first.gpu_id})
+    return replace(bounded, findings=(assumed, *bounded.findings),
+                   defaulted=tuple(dict.fromkeys((*bounded.defaulted, "deadline_hours"))))
+
+
+def _evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
+                       offers_by_gpu: Mapping[str, Sequence[Offer]], providers: Mapping[str, Provider],
+                       tables: RuleTables, offer_book: OfferBook | None = None,
+                       street: Mapping[str, Sequence[PurchasePrice]] | None = None) -> Verdict:
     serving = serving_method(workload) if not _is_diffusion_model(workload) else None
     if serving is not None:
         shape, findings = resolve_shape(workload, serving)

@@ -172,9 +172,21 @@ def test_a_pick_that_would_run_for_months_says_so_unless_a_deadline_was_given():
     """7B pretraining on 1e12 tokens is 6 x 7e9 x 1e12 = 4.2e22 FLOPs: even an H100 at its 989 TFLOPS dense BF16
     peak would take 4.2e22 / 9.89e14 / 3600 = 11,800 h alone, so the cheapest plan in this three-GPU pool runs
     far beyond three months (2,160 h): the card says so. With a deadline it is that constraint's to say."""
-    job = Workload(params_b=7.0, method="pretrain", tokens=1e12, objective="cheapest")
-    verdict = run(job)
+    job = Workload(params_b=7.0, method="pretrain", tokens=1e12, objective="cheapest", gpus=1)
+    verdict = run(job)  # one card, as the user said: their plan, flagged
     long = finding(verdict, "time.long")
     assert long.numbers["hours"] > 2160 and long.numbers["gpu"] == verdict.options[0].gpu_id
     assert not any(f.code == "time.long" for f in run(replace(job, deadline_hours=720.0)).findings)
     assert not any(f.code == "time.long" for f in run(JOB).findings)  # a fine-tune of hours
+
+
+def test_with_no_deadline_a_plan_of_months_is_replanned_to_finish_within_three_months():
+    """The same job with no count: the cheapest plan runs past 2,160 h, and 8 H100s can do it in about
+    11,800 / 8 = 1,475 h at peak (more at a real MFU, still within three months in this pool): the answer is
+    planned to finish within 2,160 h and says which plan it replaced and why (`deadline.assumed`)."""
+    verdict = run(Workload(params_b=7.0, method="pretrain", tokens=1e12, objective="cheapest"))
+    note = finding(verdict, "deadline.assumed")
+    assert note.numbers["deadline_hours"] == 2160 and note.numbers["from_wall_hours"] > 2160
+    assert verdict.options[0].hours is not None and verdict.options[0].hours <= 2160
+    assert not any(f.code == "time.long" for f in verdict.findings)
+    assert "deadline_hours" in verdict.defaulted
