@@ -249,7 +249,12 @@ def evaluate_workload(workload: Workload, *, gpus: Mapping[str, GpuSpec],
     assumed = Finding("deadline.assumed", "info", {
         "deadline_hours": LONG_JOB_HOURS, "from_wall_hours": round(first.hours, 1), "from_gpus": first.count,
         "from_gpu": first.gpu_id})
-    return replace(bounded, findings=(assumed, *bounded.findings),
+    # The deadline is ours, not the user's: its growth finding says so, and the ranking note it decided goes (the
+    # assumed-deadline finding says why these plans).
+    kept = tuple(replace(f, code="deadline.scaled_assumed") if f.code == "deadline.scaled" else f
+                 for f in bounded.findings
+                 if not (f.code == "rank.decided_by" and f.numbers.get("constraint") == "deadline"))
+    return replace(bounded, findings=(assumed, *kept),
                    defaulted=tuple(dict.fromkeys((*bounded.defaulted, "deadline_hours"))))
 
 

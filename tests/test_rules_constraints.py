@@ -190,3 +190,6 @@ def test_with_no_deadline_a_plan_of_months_is_replanned_to_finish_within_three_m
     assert verdict.options[0].hours is not None and verdict.options[0].hours <= 2160
     assert not any(f.code == "time.long" for f in verdict.findings)
     assert "deadline_hours" in verdict.defaulted
+    # the deadline is assumed, not the user's: no "your deadline" wording (a scaled plan says it as such)
+    assert not any(f.code == "deadline.scaled" for f in verdict.findings)
+    assert not any(f.code == "rank.decided_by" and f.numbers.get("constraint") == "deadline" for f in verdict.findings)

@@ -62,7 +62,7 @@ KEYS = (
     N_("finding.buy.within_budget_street"), N_("finding.command.not_available"),
     N_("finding.command.quantized_checkpoint"), N_("finding.cost.buy_vs_rent"),
     N_("finding.cost.purchase"), N_("finding.data.nvme"), N_("finding.deadline.miss"),
-    N_("finding.deadline.none_meets"), N_("finding.deadline.assumed"), N_("finding.pinned.method_fits"), N_("finding.command.speech"), N_("finding.serving.context_growth.short"), N_("rec.pinned.pass_cpu"), N_("rec.pinned.pass_nvme"), N_("cap.header"), N_("cap.header_named"), N_("cap.train.header"), N_("cap.train.header_named"), N_("finding.deadline.scaled"), N_("finding.speed.scaled"), N_("finding.fit.none"),
+    N_("finding.deadline.none_meets"), N_("finding.deadline.assumed"), N_("finding.deadline.scaled_assumed"), N_("finding.pinned.method_fits"), N_("finding.command.speech"), N_("finding.serving.context_growth.short"), N_("rec.pinned.pass_cpu"), N_("rec.pinned.pass_nvme"), N_("cap.header"), N_("cap.header_named"), N_("cap.train.header"), N_("cap.train.header_named"), N_("finding.deadline.scaled"), N_("finding.speed.scaled"), N_("finding.fit.none"),
     N_("finding.gpu.unknown"), N_("finding.link.multinode"), N_("finding.link.nvlink_for_sharding"),
     N_("finding.link.bridge"), N_("finding.link.pcie"), N_("finding.link.pcie_tp"), N_("finding.link.pcie_many"), N_("finding.model.missing"),
     N_("finding.model.native_fp8"), N_("finding.model.native_mxfp4"), N_("finding.quant.native"),
