@@ -215,26 +215,16 @@ def _overheads(raw: Any, where: str) -> dict[str, float]:
     return out
 
 
-def _link_latencies(raw: Any, where: str) -> dict[str, float]:
-    """Milliseconds per link class (nvlink, pcie), 0-1 ms each; absent: none (no latency term)."""
-    if raw is None:
-        return {}
-    if not isinstance(raw, Mapping) or set(raw) != set(SERVING_LINKS) or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0 for v in raw.values()):
-        raise RuleTableError(f"{where}: expected milliseconds (0-1) for {', '.join(SERVING_LINKS)}")
-    return {k: float(v) for k, v in raw.items()}
-
-
 MOE_KERNELS = ("int4", "other")
 
 
-def _moe_latencies(raw: Any, where: str) -> dict[str, float]:
-    """Milliseconds per MoE layer by expert kernel (int4, other), 0-1 ms each; absent: none (no MoE term)."""
+def _latencies(raw: Any, keys: tuple[str, ...], where: str) -> dict[str, float]:
+    """Milliseconds for exactly `keys` (link classes, MoE expert kernels), 0-1 ms each; absent: none (no term)."""
     if raw is None:
         return {}
-    if not isinstance(raw, Mapping) or set(raw) != set(MOE_KERNELS) or not all(
+    if not isinstance(raw, Mapping) or set(raw) != set(keys) or not all(
             isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0 for v in raw.values()):
-        raise RuleTableError(f"{where}: expected milliseconds (0-1) for {', '.join(MOE_KERNELS)}")
+        raise RuleTableError(f"{where}: expected milliseconds (0-1) for {', '.join(keys)}")
     return {k: float(v) for k, v in raw.items()}
 
 
@@ -257,8 +247,8 @@ def _parse_serving(raw: Any, source: str) -> ServingTables:
         decode_compute_utilisation=utilisation["decode"],
         prefill_compute_utilisation=utilisation["prefill"],
         band=(float(band[0]), float(band[1])),
-        tp_allreduce_ms=_link_latencies(raw.get("tp_allreduce_ms"), f"{where}.tp_allreduce_ms"),
-        moe_layer_ms=_moe_latencies(raw.get("moe_layer_ms"), f"{where}.moe_layer_ms"),
+        tp_allreduce_ms=_latencies(raw.get("tp_allreduce_ms"), SERVING_LINKS, f"{where}.tp_allreduce_ms"),
+        moe_layer_ms=_latencies(raw.get("moe_layer_ms"), MOE_KERNELS, f"{where}.moe_layer_ms"),
         moe_min_experts=_count(raw.get("moe_min_experts", 0), f"{where}.moe_min_experts"),
     )
 

@@ -177,6 +177,23 @@ def test_vllm_command_carries_the_verdicts_settings():
     assert argv[argv.index("--kv-cache-dtype") + 1] == "fp8" and "--gpu-memory-utilization" in argv
 
 
+def test_copies_for_a_total_rate_are_data_parallel_in_the_command_vllm_and_sglang():
+    """20,000 tokens/s in all at full load for Llama 3 8B: more than one copy of the smallest setup; the launch
+    line asks for as many copies as one 8-GPU server holds (vLLM --data-parallel-size, SGLang --dp-size), the
+    option counts all their GPUs, and one user is as fast as on one copy."""
+    base = Workload(model=LLAMA3_8B, method="serving", tokens_per_s=20_000, tokens_per_s_scope="total")
+    for engine, flag in (("vllm", "--data-parallel-size"), ("sglang", "--dp-size")):
+        v = run(Workload(**{**{f: getattr(base, f) for f in field_names(Workload)}, "engine": engine}))
+        top = v.options[0]
+        assert top.replicas > 1 and top.count % top.replicas == 0
+        per_copy = top.count // top.replicas
+        argv = list(v.command.argv)
+        assert argv[argv.index(flag) + 1] == str(min(top.replicas, 8 // per_copy))
+        assert top.throughput is not None and top.throughput.output_tokens_per_s >= 20_000
+    plain = run(Workload(model=LLAMA3_8B, method="serving"))
+    assert plain.options[0].replicas == 1 and "--data-parallel-size" not in plain.command.argv
+
+
 def test_llama_cpp_command_offloads_only_what_does_not_fit():
     v = run(Workload(model=LLAMA_70B, method="running", gpu="rtx-4090", gpus=1, kv_cache_dtype="q8_0"))
     argv = list(v.command.argv)

@@ -12,6 +12,7 @@ this much left for the activations", never a plain yes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rules.memory.diffusion import find_diffusion_model
@@ -71,7 +72,7 @@ def card_verdict(weights: PipelineWeights, gpu: GpuSpec, headroom_fraction: floa
     return "diff.run.no", weights.largest_fp8, usable
 
 
-def diffusion_running_section(workload: Workload, gpus: dict[str, GpuSpec] | None, headroom_fraction: float,
+def diffusion_running_section(workload: Workload, gpus: Mapping[str, GpuSpec] | None, headroom_fraction: float,
                               lang: str) -> str:
     """The section's mrkdwn in `lang`: the parts' weights, the named card's verdict when one was named, and
     that the rest of the card sizes a LoRA fine-tune."""

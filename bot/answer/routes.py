@@ -293,7 +293,7 @@ def _advise(ask: Ask, *, snapshot: Snapshot, lang: str, now: datetime, previous:
         from bot.answer.diffusion_run import diffusion_running_section
         from knowledge.rule_tables import load_rule_tables
 
-        lead = (diffusion_running_section(workload, dict(snapshot.gpus), load_rule_tables().headroom_fraction, lang),)
+        lead = (diffusion_running_section(workload, snapshot.gpus, load_rule_tables().headroom_fraction, lang),)
     if ask.audio_hours and workload.model is not None and workload.model.kind == "speech":
         from bot.answer.transcription import transcription_section  # "transcribe 1000 hours of audio with Whisper"
 
