@@ -6,6 +6,13 @@ or not at all: when, in a source checkout, a source changed after the build (a d
 `GPU_ADVISOR_COMPILED=0` is set, every module of the package is imported from its source, with a warning in
 the first case. Rebuild with `pip install -e .`. (The check walks this folder once at import, in a checkout
 only: about 0.7 ms.)
+
+mypyc compiles the methods a module spells out, not those the `dataclass` decorator generates at import, which
+run as Python: a frozen dataclass's generated `__init__` sets each field through `object.__setattr__` in
+interpreted code. The classes the planner builds by the thousand per answer (setups, plans, rates, options,
+findings) therefore spell out their `__init__` with the same `object.__setattr__` calls, which mypyc turns
+into direct slot writes: about 15x faster to construct (367 -> 24 ns for three fields), the same semantics
+from source. tests/test_rules_inits.py keeps each such `__init__` equal to its field list.
 """
 
 from __future__ import annotations

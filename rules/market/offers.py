@@ -35,6 +35,11 @@ class Pick:
     offer: Offer | None
     usd: float | None
 
+    def __init__(self, offer: Offer | None, usd: float | None) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "offer", offer)
+        object.__setattr__(self, "usd", usd)
+
 
 def has_fabric(provider: Provider | None) -> bool:
     """A provider that can rent several 8-GPU instances joined by a cluster fabric."""

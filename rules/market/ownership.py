@@ -56,6 +56,13 @@ class Price:
     date: str
     source: str
 
+    def __init__(self, basis: str, usd: float, date: str, source: str) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "basis", basis)
+        object.__setattr__(self, "usd", usd)
+        object.__setattr__(self, "date", date)
+        object.__setattr__(self, "source", source)
+
 
 def purchase_prices(gpu: Card, street: Sequence[PurchasePrice] = ()) -> list[Price]:
     """What the cards cost to buy: the newest street price new (basis "street": what a buyer pays on its date,
@@ -76,6 +83,8 @@ def purchase_prices(gpu: Card, street: Sequence[PurchasePrice] = ()) -> list[Pri
     if "used" in newest:
         found = newest["used"]
         out.append(Price("used", float(found.usd_low), found.observed.isoformat(), found.source))
+        return out
+    if isinstance(gpu, GpuSpec):  # the catalog's type has no used-price fields (used prices are street rows)
         return out
     for prefix in ("used", "used_purchase", "purchase_used"):
         used = getattr(gpu, f"{prefix}_usd", None)

@@ -47,6 +47,22 @@ class MemoryParts:
     # PyTorch's allocator counters never see, so it counts only on the device level (nvidia-smi).
     paged: float = 0.0
 
+    def __init__(self, weights: float, gradients: float, optimizer: float, adapters: float, activations: float,
+                 logits: float, context: float, reserve: float, cpu_offload: float, allocated_peak: float,
+                 paged: float = 0.0) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "weights", weights)
+        object.__setattr__(self, "gradients", gradients)
+        object.__setattr__(self, "optimizer", optimizer)
+        object.__setattr__(self, "adapters", adapters)
+        object.__setattr__(self, "activations", activations)
+        object.__setattr__(self, "logits", logits)
+        object.__setattr__(self, "context", context)
+        object.__setattr__(self, "reserve", reserve)
+        object.__setattr__(self, "cpu_offload", cpu_offload)
+        object.__setattr__(self, "allocated_peak", allocated_peak)
+        object.__setattr__(self, "paged", paged)
+
     @property
     def reserved_peak(self) -> float:
         return self.allocated_peak + self.reserve

@@ -63,6 +63,15 @@ class ServingMemory:
     reserve: float  # engine reserve: non-torch memory, communication buffers, CUDA graphs
     context: float  # CUDA context (0 on Apple silicon)
 
+    def __init__(self, weights: float, kv_per_sequence: float, activations: float, reserve: float,
+                 context: float) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "weights", weights)
+        object.__setattr__(self, "kv_per_sequence", kv_per_sequence)
+        object.__setattr__(self, "activations", activations)
+        object.__setattr__(self, "reserve", reserve)
+        object.__setattr__(self, "context", context)
+
     @property
     def fixed(self) -> float:
         return self.weights + self.activations + self.reserve + self.context

@@ -22,6 +22,14 @@ class Contender:
     hours: float | None = None
     cost_usd: Decimal | None = None
 
+    def __init__(self, gpu_id: str, count: int | None, hours: float | None = None,
+                 cost_usd: Decimal | None = None) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "gpu_id", gpu_id)
+        object.__setattr__(self, "count", count)
+        object.__setattr__(self, "hours", hours)
+        object.__setattr__(self, "cost_usd", cost_usd)
+
 
 @dataclass(frozen=True, slots=True)
 class ComparisonVerdict:
@@ -104,6 +112,11 @@ class Strength:
 
     code: str  # most_memory, fastest_memory, most_bf16, only_fp8, most_fp8, nvlink_only, cheapest_rent, lowest_power, newest
     numbers: Mapping[str, float | int | Decimal | str]
+
+    def __init__(self, code: str, numbers: Mapping[str, float | int | Decimal | str]) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "code", code)
+        object.__setattr__(self, "numbers", numbers)
 
 
 def catalog_strengths(gpus: Sequence[GpuSpec], rent_usd: Mapping[str, Decimal | None]) -> dict[str, tuple[Strength, ...]]:

@@ -38,6 +38,14 @@ class Constrained:
     findings: tuple[Finding, ...]
     constraint: str  # the last constraint that removed a plan: deadline, budget, budget_per_hour, "" (none)
 
+    def __init__(self, kept: list[Scored], removed: tuple[Rejection, ...], findings: tuple[Finding, ...],
+                 constraint: str) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "kept", kept)
+        object.__setattr__(self, "removed", removed)
+        object.__setattr__(self, "findings", findings)
+        object.__setattr__(self, "constraint", constraint)
+
 
 def _filter(scored: list[Scored], keep: Callable[[Scored], bool], reject: Callable[[Scored], Rejection]
             ) -> tuple[list[Scored], list[Rejection]]:

@@ -34,6 +34,17 @@ class Candidate:
     fixed_gib: float = 0.0  # what must fit on the card: the estimate without pageable optimizer state
     _estimate: MemoryEstimate | None = field(default=None, repr=False, compare=False)
 
+    def __init__(self, count: int, switches: tuple[str, ...], setup: Setup, parts: MemoryParts, widen: float,
+                 fixed_gib: float = 0.0, _estimate: MemoryEstimate | None = None) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "count", count)
+        object.__setattr__(self, "switches", switches)
+        object.__setattr__(self, "setup", setup)
+        object.__setattr__(self, "parts", parts)
+        object.__setattr__(self, "widen", widen)
+        object.__setattr__(self, "fixed_gib", fixed_gib)
+        object.__setattr__(self, "_estimate", _estimate)
+
     @property
     def estimate(self) -> MemoryEstimate:
         found = self._estimate
@@ -67,6 +78,13 @@ class FitOutcome:
     needed_gib: float  # rejections: the per-GPU need on the most cards allowed, every switch on
     most_gpus: int
 
+    def __init__(self, candidate: Candidate | None, code: str, needed_gib: float, most_gpus: int) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "candidate", candidate)
+        object.__setattr__(self, "code", code)
+        object.__setattr__(self, "needed_gib", needed_gib)
+        object.__setattr__(self, "most_gpus", most_gpus)
+
 
 @dataclass(frozen=True, slots=True)
 class Fit:
@@ -75,6 +93,15 @@ class Fit:
     rejection: Rejection | None
     space: CandidateSpace | None = field(default=None, repr=False, compare=False)  # where `need_gib` is read
     first_count: int = 1
+
+    def __init__(self, gpu_id: str, candidate: Candidate | None, rejection: Rejection | None,
+                 space: CandidateSpace | None = None, first_count: int = 1) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "gpu_id", gpu_id)
+        object.__setattr__(self, "candidate", candidate)
+        object.__setattr__(self, "rejection", rejection)
+        object.__setattr__(self, "space", space)
+        object.__setattr__(self, "first_count", first_count)
 
     @property
     def need_gib(self) -> float:

@@ -84,6 +84,16 @@ class PlanCosting:
     nodes: int
     inference: bool  # capacity is memory bandwidth (decode), else the dense peak (ranking.capacity_of)
 
+    def __init__(self, candidate: Candidate, terms: PlanTerms | None, dataset_known: bool, sharded: bool,
+                 nodes: int, inference: bool) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "candidate", candidate)
+        object.__setattr__(self, "terms", terms)
+        object.__setattr__(self, "dataset_known", dataset_known)
+        object.__setattr__(self, "sharded", sharded)
+        object.__setattr__(self, "nodes", nodes)
+        object.__setattr__(self, "inference", inference)
+
 
 @dataclass(frozen=True, slots=True)
 class GpuFacts:
@@ -96,6 +106,17 @@ class GpuFacts:
     host_ram_gib: float  # host RAM per GPU for its segment (rule tables), what CPU offload may fill
     dense_tflops: float  # ranking.capacity_of's per-GPU figures: dense peak, else memory bandwidth (inference)
     bandwidth_gbs: float
+
+    def __init__(self, gpu: GpuSpec, tables: RuleTables, rates: GpuRates, linked: bool, host_ram_gib: float,
+                 dense_tflops: float, bandwidth_gbs: float) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "gpu", gpu)
+        object.__setattr__(self, "tables", tables)
+        object.__setattr__(self, "rates", rates)
+        object.__setattr__(self, "linked", linked)
+        object.__setattr__(self, "host_ram_gib", host_ram_gib)
+        object.__setattr__(self, "dense_tflops", dense_tflops)
+        object.__setattr__(self, "bandwidth_gbs", bandwidth_gbs)
 
 
 def _work_out_facts(gpu: GpuSpec, tables: RuleTables) -> GpuFacts:

@@ -47,6 +47,17 @@ class ServingPlan:
     sustained: int  # sequences at the context the memory holds (capped by the engine's default maximum)
     replicas: int = 1  # independent copies of the setup (data parallel) that a total tokens/s target needs
 
+    def __init__(self, gpu: GpuSpec, setup: ServingSetup, memory: ServingMemory, needed_gib: float,
+                 has_gib: float, sustained: int, replicas: int = 1) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "gpu", gpu)
+        object.__setattr__(self, "setup", setup)
+        object.__setattr__(self, "memory", memory)
+        object.__setattr__(self, "needed_gib", needed_gib)
+        object.__setattr__(self, "has_gib", has_gib)
+        object.__setattr__(self, "sustained", sustained)
+        object.__setattr__(self, "replicas", replicas)
+
     @property
     def fits(self) -> bool:
         return self.needed_gib <= self.has_gib
@@ -256,6 +267,15 @@ class Scored:
     rate: Rate
     usd_per_hour: float | None
     usd_per_million: float | None  # plan $/hour / (all sequences' tokens/s x 3600) x 1e6
+
+    def __init__(self, plan: ServingPlan, offer: Offer | None, rate: Rate, usd_per_hour: float | None,
+                 usd_per_million: float | None) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "plan", plan)
+        object.__setattr__(self, "offer", offer)
+        object.__setattr__(self, "rate", rate)
+        object.__setattr__(self, "usd_per_hour", usd_per_hour)
+        object.__setattr__(self, "usd_per_million", usd_per_million)
 
 
 def score(plan: ServingPlan, space: ServingSpace, offer: Offer | None) -> Scored:

@@ -84,6 +84,11 @@ class Permission:
     switches: frozenset[str]
     framework_named: bool
 
+    def __init__(self, switches: frozenset[str], framework_named: bool) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "switches", switches)
+        object.__setattr__(self, "framework_named", framework_named)
+
 
 def permission_for(workload: Workload, *, unified: bool = False) -> Permission:
     """Savers the planner may turn on without being asked: those whose input the user did not give.

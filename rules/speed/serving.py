@@ -33,6 +33,15 @@ class Rate:
     prefill_tokens_per_s: float
     basis: str  # "bandwidth" (memory-bound roofline), "compute", or "offload"
 
+    def __init__(self, batch: int, output_tokens_per_s: float, output_tokens_per_s_per_user: float,
+                 prefill_tokens_per_s: float, basis: str) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "batch", batch)
+        object.__setattr__(self, "output_tokens_per_s", output_tokens_per_s)
+        object.__setattr__(self, "output_tokens_per_s_per_user", output_tokens_per_s_per_user)
+        object.__setattr__(self, "prefill_tokens_per_s", prefill_tokens_per_s)
+        object.__setattr__(self, "basis", basis)
+
 
 def engine_class(setup: ServingSetup, gpu: GpuSpec) -> str:
     """The efficiency row: paged (vLLM-style on CUDA), paged_rocm, gguf_cuda, apple (llama.cpp or MLX on
@@ -134,6 +143,16 @@ class DecodeWork:
     step_flops: float  # all GPUs together
     prefill_flops_per_token: float
     moe_experts: int = 0  # routed experts per MoE layer (0: dense): moe_seconds
+
+    def __init__(self, batch: int, bytes_per_gpu: float, layers: int, step_flops: float,
+                 prefill_flops_per_token: float, moe_experts: int = 0) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "batch", batch)
+        object.__setattr__(self, "bytes_per_gpu", bytes_per_gpu)
+        object.__setattr__(self, "layers", layers)
+        object.__setattr__(self, "step_flops", step_flops)
+        object.__setattr__(self, "prefill_flops_per_token", prefill_flops_per_token)
+        object.__setattr__(self, "moe_experts", moe_experts)
 
 
 def decode_work(shape: Shape, setup: ServingSetup, *, batch: int, kv_len: int) -> DecodeWork:

@@ -130,6 +130,19 @@ class GpuRates:
     host_link_gbs: float
     collective_link_gbs: float  # what collectives cross: half the scale-up link's bidirectional GB/s, else PCIe
 
+    def __init__(self, gpu: GpuSpec, tables: RuleTables, peak_flops: float, fp8_capable: bool,
+                 mfu_row: Mapping[str, float], attention_utilisation: float | None, host_link_gbs: float,
+                 collective_link_gbs: float) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "gpu", gpu)
+        object.__setattr__(self, "tables", tables)
+        object.__setattr__(self, "peak_flops", peak_flops)
+        object.__setattr__(self, "fp8_capable", fp8_capable)
+        object.__setattr__(self, "mfu_row", mfu_row)
+        object.__setattr__(self, "attention_utilisation", attention_utilisation)
+        object.__setattr__(self, "host_link_gbs", host_link_gbs)
+        object.__setattr__(self, "collective_link_gbs", collective_link_gbs)
+
 
 
 
@@ -238,6 +251,33 @@ class PlanTerms:
     host_offload: bool
     host_sharded: bool
     host_nvme_s: float | None  # NVMe offload: seconds per step through the node's drive
+
+    def __init__(self, tables: RuleTables, count: int, method: str, fp8_eligible: bool, saturation: float,
+                 framework_speed: float, compile_speedup: float | None, ring_attention: bool,
+                 micro_tokens_per_gpu: float, micro_steps: float, attention: float, dense: float,
+                 switch_factor: float, comm_volume: float | None, host_gib: float, host_steps: float,
+                 host_base_s: float, host_offload: bool, host_sharded: bool, host_nvme_s: float | None) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "tables", tables)
+        object.__setattr__(self, "count", count)
+        object.__setattr__(self, "method", method)
+        object.__setattr__(self, "fp8_eligible", fp8_eligible)
+        object.__setattr__(self, "saturation", saturation)
+        object.__setattr__(self, "framework_speed", framework_speed)
+        object.__setattr__(self, "compile_speedup", compile_speedup)
+        object.__setattr__(self, "ring_attention", ring_attention)
+        object.__setattr__(self, "micro_tokens_per_gpu", micro_tokens_per_gpu)
+        object.__setattr__(self, "micro_steps", micro_steps)
+        object.__setattr__(self, "attention", attention)
+        object.__setattr__(self, "dense", dense)
+        object.__setattr__(self, "switch_factor", switch_factor)
+        object.__setattr__(self, "comm_volume", comm_volume)
+        object.__setattr__(self, "host_gib", host_gib)
+        object.__setattr__(self, "host_steps", host_steps)
+        object.__setattr__(self, "host_base_s", host_base_s)
+        object.__setattr__(self, "host_offload", host_offload)
+        object.__setattr__(self, "host_sharded", host_sharded)
+        object.__setattr__(self, "host_nvme_s", host_nvme_s)
 
 
 def plan_terms(tokens: float, active_params_b: float, count: int, setup: Setup, tables: RuleTables,

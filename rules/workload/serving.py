@@ -51,6 +51,18 @@ class ServingSetup:
     gpus: int  # GPUs sharing the model (tensor parallel in a node, pipeline across nodes)
     full_load: bool  # no concurrency given: report as many sequences as the memory sustains
 
+    def __init__(self, method: str, engine: str, weight_format: str, kv_cache_dtype: str, concurrency: int,
+                 context_tokens: int, gpus: int, full_load: bool) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "method", method)
+        object.__setattr__(self, "engine", engine)
+        object.__setattr__(self, "weight_format", weight_format)
+        object.__setattr__(self, "kv_cache_dtype", kv_cache_dtype)
+        object.__setattr__(self, "concurrency", concurrency)
+        object.__setattr__(self, "context_tokens", context_tokens)
+        object.__setattr__(self, "gpus", gpus)
+        object.__setattr__(self, "full_load", full_load)
+
     @property
     def nodes(self) -> int:
         return max(1, -(-self.gpus // 8))

@@ -74,6 +74,43 @@ class Setup:
     lora_params: float = 0.0  # adapter parameters when a source states the count (0 = from the shape)
     compile: bool = False  # torch.compile (recipes' `compile`, torchtitan `training.compile`)
 
+    def __init__(self, method: str, framework: str, recipe: str, optimizer: str, weight_format: str,
+                 seq_len: int, batch_size: int, checkpointing: str, lora_rank: int,
+                 lora_targets: tuple[str, ...], gpus: int, sharding: str, offload: bool, kernels: str,
+                 logits: str, adapter_bytes: int, extra_grad_bytes: int, grads_persist: bool, resolution: int,
+                 context_parallel: int = 1, offload_target: str = "cpu", framework_date: str = "",
+                 family: str = "llm", text_encoder_training: bool = False, cache_latents: bool = False,
+                 frames: int = 1, lora_params: float = 0.0, compile: bool = False) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "method", method)
+        object.__setattr__(self, "framework", framework)
+        object.__setattr__(self, "recipe", recipe)
+        object.__setattr__(self, "optimizer", optimizer)
+        object.__setattr__(self, "weight_format", weight_format)
+        object.__setattr__(self, "seq_len", seq_len)
+        object.__setattr__(self, "batch_size", batch_size)
+        object.__setattr__(self, "checkpointing", checkpointing)
+        object.__setattr__(self, "lora_rank", lora_rank)
+        object.__setattr__(self, "lora_targets", lora_targets)
+        object.__setattr__(self, "gpus", gpus)
+        object.__setattr__(self, "sharding", sharding)
+        object.__setattr__(self, "offload", offload)
+        object.__setattr__(self, "kernels", kernels)
+        object.__setattr__(self, "logits", logits)
+        object.__setattr__(self, "adapter_bytes", adapter_bytes)
+        object.__setattr__(self, "extra_grad_bytes", extra_grad_bytes)
+        object.__setattr__(self, "grads_persist", grads_persist)
+        object.__setattr__(self, "resolution", resolution)
+        object.__setattr__(self, "context_parallel", context_parallel)
+        object.__setattr__(self, "offload_target", offload_target)
+        object.__setattr__(self, "framework_date", framework_date)
+        object.__setattr__(self, "family", family)
+        object.__setattr__(self, "text_encoder_training", text_encoder_training)
+        object.__setattr__(self, "cache_latents", cache_latents)
+        object.__setattr__(self, "frames", frames)
+        object.__setattr__(self, "lora_params", lora_params)
+        object.__setattr__(self, "compile", compile)
+
     @property
     def is_training(self) -> bool:
         return self.method != "inference"

@@ -34,6 +34,35 @@ class Shape:
     sliding_layers: int = 0  # layers that use the sliding window
     max_context: int = 0  # the model's longest context (0 = unknown)
 
+    def __init__(self, name: str, params_b: float, active_params_b: float, layers: int, hidden_size: int,
+                 heads: int, kv_heads: int, intermediate_size: int, vocab_size: int, tied_embeddings: bool,
+                 moe_experts: int, moe_active_experts: int, gated_mlp: bool, assumed: bool,
+                 config_head_dim: int = 0, kv_lora_rank: int = 0, qk_rope_head_dim: int = 0,
+                 native_dtype: str = "bf16", sliding_window: int = 0, sliding_layers: int = 0,
+                 max_context: int = 0) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "params_b", params_b)
+        object.__setattr__(self, "active_params_b", active_params_b)
+        object.__setattr__(self, "layers", layers)
+        object.__setattr__(self, "hidden_size", hidden_size)
+        object.__setattr__(self, "heads", heads)
+        object.__setattr__(self, "kv_heads", kv_heads)
+        object.__setattr__(self, "intermediate_size", intermediate_size)
+        object.__setattr__(self, "vocab_size", vocab_size)
+        object.__setattr__(self, "tied_embeddings", tied_embeddings)
+        object.__setattr__(self, "moe_experts", moe_experts)
+        object.__setattr__(self, "moe_active_experts", moe_active_experts)
+        object.__setattr__(self, "gated_mlp", gated_mlp)
+        object.__setattr__(self, "assumed", assumed)
+        object.__setattr__(self, "config_head_dim", config_head_dim)
+        object.__setattr__(self, "kv_lora_rank", kv_lora_rank)
+        object.__setattr__(self, "qk_rope_head_dim", qk_rope_head_dim)
+        object.__setattr__(self, "native_dtype", native_dtype)
+        object.__setattr__(self, "sliding_window", sliding_window)
+        object.__setattr__(self, "sliding_layers", sliding_layers)
+        object.__setattr__(self, "max_context", max_context)
+
     @property
     def head_dim(self) -> int:
         """hidden_size // heads, as the training estimates have always used it."""
