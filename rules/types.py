@@ -6,7 +6,7 @@ Nothing here holds display text. Field names carry their units.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Literal
@@ -196,7 +196,7 @@ class Workload:
     deadline_hours: float | None = None
     spot: bool | None = None
     objective: Objective | None = None
-    allowed_switches: frozenset[str] = field(default_factory=frozenset)  # e.g. {"qlora", "checkpointing"}
+    allowed_switches: frozenset[str] = frozenset()  # e.g. {"qlora", "checkpointing"}
     # Serving and running (rules.workload.serving lists the accepted values of each).
     concurrency: int | None = None  # sequences in flight at once (users or requests)
     context_tokens: int | None = None  # prompt + output per sequence
@@ -215,6 +215,68 @@ class Workload:
     frames: int | None = None  # video diffusion: frames per training clip
     compile: bool | None = None  # torch.compile on (faster: rule tables training.compile_speedup)
     electricity_usd_per_kwh: Decimal | None = None  # buy vs rent: the user's power price
+
+    def __init__(self, model: ModelSpec | None = None, params_b: float | None = None,
+                 method: Method | None = None, framework: str | None = None, recipe: str | None = None,
+                 optimizer: str | None = None, precision: str | None = None, seq_len: int | None = None,
+                 batch_size: int | None = None, grad_checkpointing: Checkpointing | None = None,
+                 lora_rank: int | None = None, lora_targets: str | None = None, gpus: int | None = None,
+                 sharding: Sharding | None = None, offload: bool | None = None, gpu: str | None = None,
+                 resolution: int | None = None, tokens: float | None = None, samples: int | None = None,
+                 epochs: float | None = None, budget_usd: Decimal | None = None,
+                 budget_usd_per_hour: Decimal | None = None, deadline_hours: float | None = None,
+                 spot: bool | None = None, objective: Objective | None = None,
+                 allowed_switches: frozenset[str] = frozenset(), concurrency: int | None = None,
+                 context_tokens: int | None = None, tokens_per_s: float | None = None,
+                 tokens_per_s_scope: TokensPerSecondScope | None = None, quantization: str | None = None,
+                 kv_cache_dtype: str | None = None, engine: str | None = None, family: str | None = None,
+                 framework_version: str | None = None, loss: str | None = None, memory_basis: str | None = None,
+                 text_encoder_training: bool | None = None, cache_latents: bool | None = None,
+                 frames: int | None = None, compile: bool | None = None,
+                 electricity_usd_per_kwh: Decimal | None = None) -> None:
+        # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
+        object.__setattr__(self, "model", model)
+        object.__setattr__(self, "params_b", params_b)
+        object.__setattr__(self, "method", method)
+        object.__setattr__(self, "framework", framework)
+        object.__setattr__(self, "recipe", recipe)
+        object.__setattr__(self, "optimizer", optimizer)
+        object.__setattr__(self, "precision", precision)
+        object.__setattr__(self, "seq_len", seq_len)
+        object.__setattr__(self, "batch_size", batch_size)
+        object.__setattr__(self, "grad_checkpointing", grad_checkpointing)
+        object.__setattr__(self, "lora_rank", lora_rank)
+        object.__setattr__(self, "lora_targets", lora_targets)
+        object.__setattr__(self, "gpus", gpus)
+        object.__setattr__(self, "sharding", sharding)
+        object.__setattr__(self, "offload", offload)
+        object.__setattr__(self, "gpu", gpu)
+        object.__setattr__(self, "resolution", resolution)
+        object.__setattr__(self, "tokens", tokens)
+        object.__setattr__(self, "samples", samples)
+        object.__setattr__(self, "epochs", epochs)
+        object.__setattr__(self, "budget_usd", budget_usd)
+        object.__setattr__(self, "budget_usd_per_hour", budget_usd_per_hour)
+        object.__setattr__(self, "deadline_hours", deadline_hours)
+        object.__setattr__(self, "spot", spot)
+        object.__setattr__(self, "objective", objective)
+        object.__setattr__(self, "allowed_switches", allowed_switches)
+        object.__setattr__(self, "concurrency", concurrency)
+        object.__setattr__(self, "context_tokens", context_tokens)
+        object.__setattr__(self, "tokens_per_s", tokens_per_s)
+        object.__setattr__(self, "tokens_per_s_scope", tokens_per_s_scope)
+        object.__setattr__(self, "quantization", quantization)
+        object.__setattr__(self, "kv_cache_dtype", kv_cache_dtype)
+        object.__setattr__(self, "engine", engine)
+        object.__setattr__(self, "family", family)
+        object.__setattr__(self, "framework_version", framework_version)
+        object.__setattr__(self, "loss", loss)
+        object.__setattr__(self, "memory_basis", memory_basis)
+        object.__setattr__(self, "text_encoder_training", text_encoder_training)
+        object.__setattr__(self, "cache_latents", cache_latents)
+        object.__setattr__(self, "frames", frames)
+        object.__setattr__(self, "compile", compile)
+        object.__setattr__(self, "electricity_usd_per_kwh", electricity_usd_per_kwh)
 
 
 def by_constructor(value: object) -> tuple[type, tuple[object, ...]]:

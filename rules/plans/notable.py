@@ -40,15 +40,15 @@ def notable_rejects(rejections: Sequence[Rejection], found: Search, top: Sequenc
         out.append(by_id[pinned])
     popular = [g for g in tables.popular_gpus if g != pinned and g in gpus]
     out.extend(n for n in (_more_gpus(g, found, top, gpus, tables.headroom_fraction) for g in popular if g not in by_id) if n is not None)
-    near = sorted((r for r in rejections if r.gpu_id not in {o.gpu_id for o in out}
-                   and gpus[r.gpu_id].vram_gb >= floor),
+    named = {o.gpu_id for o in out}  # one rejection per GPU: ids stand for the rejections
+    near = sorted((r for r in rejections if r.gpu_id not in named and gpus[r.gpu_id].vram_gb >= floor),
                   key=lambda r: (-float(gpus[r.gpu_id].vram_gb), r.gpu_id))
-    far = sorted((r for r in rejections if r.gpu_id not in {o.gpu_id for o in out} and r not in near),
-                 key=lambda r: (-float(gpus[r.gpu_id].vram_gb), r.gpu_id))
     out.extend(near)
-    out.extend(by_id[g] for g in popular if g in by_id and by_id[g] not in out)
-    if not top:
-        out.extend(far)  # nothing fits: the largest cards say how far off the job is
+    named.update(r.gpu_id for r in near)
+    out.extend(by_id[g] for g in popular if g in by_id and g not in named)
+    if not top:  # nothing fits: the largest cards say how far off the job is
+        out.extend(sorted((r for r in rejections if r.gpu_id not in named),
+                          key=lambda r: (-float(gpus[r.gpu_id].vram_gb), r.gpu_id)))
     unique: dict[str, Rejection] = {}
     for r in out:
         unique.setdefault(r.gpu_id, r)  # first mention wins
