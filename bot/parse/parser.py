@@ -48,10 +48,11 @@ log = logging.getLogger(__name__)
 _NEEDS_MODEL = frozenset({"advise"})
 
 
-def parse(text: str, *, snapshot: Snapshot) -> Ask:
-    """Parse one message into an Ask (pure: no I/O beyond the lexicon read once)."""
+def parse(text: object, *, snapshot: Snapshot) -> Ask:
+    """Parse one message into an Ask (pure: no I/O beyond the lexicon read once); anything but text is read as
+    an empty message."""
     try:
-        return parse_strict(text, snapshot=snapshot)
+        return parse_strict(text if isinstance(text, str) else "", snapshot=snapshot)
     except Exception:  # a parser bug must still give the user a card, and us a log line
         log.exception("parse failed on a %d-character message", len(text) if isinstance(text, str) else -1)
         return Ask(intent="help", language="en", text=text if isinstance(text, str) else "",

@@ -113,7 +113,7 @@ def find_training(
     context = _context(text, vocabulary, sharding, dataset_tokens, diffusion_model, assumed)
     method = _method(text, vocabulary, config, quant, context)
     rl_tuning = _rl_tuning(context, quant) if method == "rl" else None
-    frameworks = [v for v, _, _ in tables["framework"].find(text)]
+    frameworks = [v for v, _, _ in tables["framework"].find(text) if isinstance(v, str)]  # None: a model (FRAMEWORKS)
     if isinstance(config.get("framework"), str):
         frameworks.append(str(config["framework"]))
     framework = pick_framework(frameworks)
