@@ -9,7 +9,7 @@ The efficiencies are fitted on published measurements (rules/data/rule_tables.js
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from rules.memory.serving import kv_bytes_per_sequence, model_weight_bytes
 from rules.tables import ServingTables
@@ -206,4 +206,7 @@ def offload_rate(shape: Shape, setup: ServingSetup, gpu: GpuSpec, tables: Servin
 
 
 def _at(setup: ServingSetup, kv_len: int) -> ServingSetup:
-    return replace(setup, context_tokens=max(kv_len, 0))
+    """`replace(setup, context_tokens=...)`, built directly: once per GPU and rate, and dataclasses.replace runs
+    as Python."""
+    return ServingSetup(setup.method, setup.engine, setup.weight_format, setup.kv_cache_dtype, setup.concurrency,
+                        max(kv_len, 0), setup.gpus, setup.full_load)
