@@ -57,13 +57,14 @@ def pinned_to_json(pinned: Pinned, gpus: Mapping[str, GpuSpec]) -> dict[str, Any
 
 
 def command_to_json(command: Command | None) -> dict[str, Any] | None:
-    """The launch line as data (engine, env, argv) and as one shell-quoted line."""
+    """The launch line as data (engine, env, argv), as one shell-quoted line, and the hardware it is for (gpu id
+    and GPUs in all: the named hardware when the model runs on it, else the first option)."""
     if command is None:
         return None
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in command.env)
     line = " ".join(shlex.quote(a) for a in command.argv)
     return {"engine": command.engine, "env": dict(command.env), "argv": list(command.argv),
-            "line": f"{env} {line}" if env else line}
+            "line": f"{env} {line}" if env else line, "gpu": command.gpu, "gpus": command.gpus}
 
 
 def precision_to_json(fit: PrecisionFit) -> dict[str, Any]:

@@ -60,6 +60,10 @@ class ServingTables:
     # `moe_min_experts` routed experts on the paged engines (serving.moe_layer_basis says how it was fitted)
     moe_layer_ms: Mapping[str, float] = field(default_factory=dict)
     moe_min_experts: int = 0
+    # share of the calibrated tokens/s that the low end of a PCIe tensor-parallel plan's range keeps: cards that
+    # cannot exchange data peer-to-peer (P2P off: NVIDIA's standard driver on GeForce cards) all-reduce through
+    # host memory (serving.tp_pcie_low_basis says what was measured); 1.0 = no widening
+    tp_pcie_low: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +254,7 @@ def _parse_serving(raw: Any, source: str) -> ServingTables:
         tp_allreduce_ms=_latencies(raw.get("tp_allreduce_ms"), SERVING_LINKS, f"{where}.tp_allreduce_ms"),
         moe_layer_ms=_latencies(raw.get("moe_layer_ms"), MOE_KERNELS, f"{where}.moe_layer_ms"),
         moe_min_experts=_count(raw.get("moe_min_experts", 0), f"{where}.moe_min_experts"),
+        tp_pcie_low=_shares({"tp_pcie_low": raw.get("tp_pcie_low", 1.0)}, ("tp_pcie_low",), where)["tp_pcie_low"],
     )
 
 

@@ -212,17 +212,24 @@ class Pinned:
 
 @dataclass(frozen=True, slots=True)
 class Command:
-    """A launch line for the chosen setup: environment variables and arguments (no display text)."""
+    """A launch line for the chosen setup: environment variables and arguments (no display text), and the
+    hardware it is for (`gpu` id, `gpus` in all): the named hardware when the model runs on it, else the first
+    option."""
 
     engine: str
     argv: tuple[str, ...]
     env: tuple[tuple[str, str], ...] = ()
+    gpu: str = ""
+    gpus: int = 0
 
-    def __init__(self, engine: str, argv: tuple[str, ...], env: tuple[tuple[str, str], ...] = ()) -> None:
+    def __init__(self, engine: str, argv: tuple[str, ...], env: tuple[tuple[str, str], ...] = (), gpu: str = "",
+                 gpus: int = 0) -> None:
         # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
         object.__setattr__(self, "engine", engine)
         object.__setattr__(self, "argv", argv)
         object.__setattr__(self, "env", env)
+        object.__setattr__(self, "gpu", gpu)
+        object.__setattr__(self, "gpus", gpus)
 
 
 @dataclass(frozen=True, slots=True)

@@ -338,3 +338,48 @@ def test_a_model_published_in_mxfp4_is_sized_and_served_as_published():
     small = run(Workload(model=catalog_model("gpt-oss-20b"), method="running", gpu="rtx-4090", gpus=1))
     assert small.command is not None and small.command.engine == "llama.cpp"
     assert "gpt-oss-20b-MXFP4.gguf" in small.command.argv  # ggml-org's GGUF keeps the MXFP4 experts
+
+
+def test_a_launch_line_is_never_for_hardware_the_model_does_not_fit():
+    """2x RTX 4090 serving Llama 3.1 70B to 4 users: even AWQ 4-bit needs 25.1 GiB a card against 22.2 usable (the
+    pinned verdict), and vLLM cannot offload; the launch line is the first option's, and says which hardware it is
+    for (a line for the named cards would run out of memory at start)."""
+    v = run(Workload(model=LLAMA_70B, method="serving", concurrency=4, gpu="rtx-4090", gpus=2))
+    assert v.pinned is not None and not v.pinned.fits and v.pinned.offload_gib == 0
+    top = v.options[0]
+    assert v.command is not None and (v.command.gpu, v.command.gpus) == (top.gpu_id, top.count) != ("rtx-4090", 2)
+    argv = list(v.command.argv)
+    assert argv[argv.index("--tensor-parallel-size") + 1] == str(top.count)
+    # on the named hardware when it runs there: in memory, or with layers offloaded (llama.cpp's -ngl)
+    fits = run(Workload(model=LLAMA_70B, method="running", gpu="l40s", gpus=1))
+    assert fits.command is not None and (fits.command.gpu, fits.command.gpus) == ("l40s", 1)
+    offload = run(Workload(model=LLAMA_70B, method="running", gpu="rtx-4090", gpus=1))
+    assert offload.pinned is not None and offload.pinned.offload_gib > 0
+    assert offload.command is not None and (offload.command.gpu, offload.command.gpus) == ("rtx-4090", 1)
+
+
+def test_no_launch_line_when_nothing_in_the_pool_holds_the_model():
+    """DeepSeek-V3 (671B parameters: 335 GB of weights even at 4 bits) on a pool of T4s (16 GB, at most 8 in one
+    node: 128 GB): no plan, so no command (the largest card's figures still show why)."""
+    v = run(Workload(model=catalog_model("deepseek-v3"), method="serving", concurrency=1), gpus={"t4": GPUS["t4"]})
+    assert not v.options and v.command is None
+
+
+def test_a_pcie_tensor_parallel_plan_widens_the_low_end_for_cards_without_p2p():
+    """The rule tables' band is [0.72, 1.32] x the rate; over PCIe the low end is also x 0.68 (Kimi K2.5 on 8 RTX
+    PRO 6000: 44 tok/s without P2P against 65 with it), and the link finding says so (32 % slower). NVLink
+    plans keep the band."""
+    serving = tables().serving
+    assert serving is not None and serving.band == (0.72, 1.32) and serving.tp_pcie_low == 0.68
+    pcie = run(Workload(model=LLAMA_70B, method="serving", concurrency=4, gpu="rtx-4090", gpus=4))
+    plan = next(o for o in pcie.options if o.gpu_id == "rtx-4090")
+    assert plan.count == 4 and plan.throughput is not None
+    assert plan.throughput.low_tokens_per_s == pytest.approx(plan.throughput.output_tokens_per_s * 0.72 * 0.68, abs=0.01)
+    assert plan.throughput.high_tokens_per_s == pytest.approx(plan.throughput.output_tokens_per_s * 1.32, abs=0.01)
+    link = next(f for f in plan.findings if f.code == "link.pcie_tp")
+    assert link.numbers["slower_pct"] == 32
+    nvlink = run(Workload(model=LLAMA_70B, method="serving", concurrency=4, gpu="h100-sxm-80gb", gpus=2))
+    h100 = next(o for o in nvlink.options if o.gpu_id == "h100-sxm-80gb")
+    assert h100.count == 2 and h100.throughput is not None
+    assert h100.throughput.low_tokens_per_s == pytest.approx(h100.throughput.output_tokens_per_s * 0.72, abs=0.01)
+    assert not any(f.code == "link.pcie_tp" for f in h100.findings)

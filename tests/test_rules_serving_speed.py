@@ -134,6 +134,20 @@ def test_the_all_reduce_latency_is_checked_when_read():
             parse_rule_tables(raw, source="t")
 
 
+
+def test_the_pcie_low_end_share_is_checked_when_read_and_optional():
+    import json
+
+    raw = json.loads((ROOT / "rules" / "data" / "rule_tables.json").read_text())
+    assert parse_rule_tables(raw, source="t").serving.tp_pcie_low == 0.68
+    for bad in (0, -0.5, 1.5, "low", True):
+        raw["serving"]["tp_pcie_low"] = bad
+        with pytest.raises(RuleTableError, match="tp_pcie_low"):
+            parse_rule_tables(raw, source="t")
+    del raw["serving"]["tp_pcie_low"]
+    assert parse_rule_tables(raw, source="t").serving.tp_pcie_low == 1.0  # absent: the band is not widened
+
+
 DEEPSEEK = shape_from_model(catalog_model("deepseek-r1"))
 
 

@@ -147,6 +147,15 @@ def command_text(view: RecommendationView) -> str:
     return " ".join(part for part in (env, " ".join(command.argv)) if part)
 
 
+def command_title(view: RecommendationView, f: Formatter) -> str:
+    """"Launch it", or, when the hardware the user named does not run the model, which option the line is for."""
+    command, pinned = view.verdict.command, view.verdict.pinned
+    if command is None or pinned is None or not command.gpu or (command.gpu, command.gpus) == (pinned.gpu, pinned.count):
+        return f.messages.text("srv.command.title")
+    gpu = view.gpus.get(command.gpu)
+    return f.messages.text("srv.command.title_option", count=command.gpus, gpu=gpu.name if gpu else command.gpu)
+
+
 def fallback(view: RecommendationView, f: Formatter) -> str:
     """The notification text: the verdict's first line."""
     return verdict_text(view, f).split("\n", 1)[0].replace("*", "")

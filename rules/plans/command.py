@@ -143,4 +143,4 @@ def build_command(plan: ServingPlan, shape: Shape, hf_id: str | None) -> tuple[C
         argv = _mlx(plan, model)
     else:
         return None, [Finding("command.not_available", "info", {"engine": setup.engine})]
-    return Command(setup.engine, tuple(argv), tuple(env)), findings
+    return Command(setup.engine, tuple(argv), tuple(env), plan.gpu.id, plan.total_gpus), findings

@@ -30,13 +30,16 @@ def _fit(option: Option, gpu: GpuSpec) -> Finding:
     })
 
 
-def link_findings(option: Option, gpu: GpuSpec, *, serving: bool = False) -> list[Finding]:
+def link_findings(option: Option, gpu: GpuSpec, *, serving: bool = False, pcie_low: float = 1.0) -> list[Finding]:
     """Sharded multi-GPU wants NVLink-class links; > 2 PCIe-only cards is flagged. `serving`: the cards share a
-    model by tensor parallelism (an all-reduce per layer of every decode step), not a training step's gradients."""
+    model by tensor parallelism (an all-reduce per layer of every decode step), not a training step's gradients;
+    `pcie_low` (rule tables `serving.tp_pcie_low`): what the low end of its tokens/s range keeps for cards
+    without peer-to-peer transfers, said as how much slower (`slower_pct`)."""
     out: list[Finding] = []
     if option.count > 1 and option.sharding in SHARDED:
         if serving and not gpu.has_nvlink_class_link:
-            out.append(Finding("link.pcie_tp", "warn", {"gpus": option.count, "link": gpu.scaleup_link}))
+            out.append(Finding("link.pcie_tp", "warn", {"gpus": option.count, "link": gpu.scaleup_link,
+                                                        "slower_pct": round(100 * (1 - pcie_low))}))
         elif gpu.has_nvlink_class_link:
             out.append(Finding("link.nvlink", "pass", {"link": gpu.scaleup_link, "link_gbs": gpu.scaleup_bw_gbs}))
         elif option.count > 2:

@@ -22,7 +22,7 @@ from rules.memory.serving import (
     to_serving_estimate,
 )
 from rules.plans.ranking import plan_usd_per_hour
-from rules.speed.serving import DecodeWork, Rate, decode_work, offload_rate, rate_of
+from rules.speed.serving import DecodeWork, Rate, decode_work, offload_rate, pcie_tensor_parallel, rate_of
 from rules.tables import RuleTables, ServingTables
 from rules.types import GpuSpec, Offer, Provider, Workload
 from rules.verdict import Option, Rejection, Throughput
@@ -166,6 +166,8 @@ class ServingSpace:
 
     def throughput(self, plan: ServingPlan, rate: Rate) -> Throughput:
         low, high = self.serving.band
+        if pcie_tensor_parallel(plan.setup, plan.gpu):  # the calibrated rate assumes P2P between the cards
+            low *= self.serving.tp_pcie_low
         return Throughput(
             concurrency=rate.batch, output_tokens_per_s=round(rate.output_tokens_per_s, 2),
             output_tokens_per_s_per_user=round(rate.output_tokens_per_s_per_user, 2),

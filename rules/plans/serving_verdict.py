@@ -299,8 +299,10 @@ def evaluate_serving(workload: Workload, method: str, shape: Shape, findings: li
     if workload.model is not None and workload.model.kind == "speech":
         # vLLM, SGLang, llama.cpp, Ollama and MLX-LM serve language models; Whisper runs in its own tools
         command, command_findings = None, [Finding("command.speech", "info", {"model": workload.model.name})]
+    elif (launched := _launched(chosen, pinned, shown)) is None:
+        command, command_findings = None, []
     else:
-        command, command_findings = build_command(chosen, shape, workload.model.hf_id if workload.model else None)
+        command, command_findings = build_command(launched, shape, workload.model.hf_id if workload.model else None)
     findings += command_findings
     if top and (pinned is None or pinned.fits):
         memory = top[0].memory
@@ -355,9 +357,20 @@ def _reference(space: ServingSpace, gpus: Mapping[str, GpuSpec]) -> ServingPlan:
     return space.plan(gpu, counts[-1], ladder(space.workload, space.shape, gpu, engine)[-1], engine)
 
 
+def _launched(chosen: ServingPlan, pinned: Pinned | None, shown: Sequence[Scored]) -> ServingPlan | None:
+    """The plan the launch line is for: the named hardware when the model runs on it (in memory, or with layers
+    offloaded to host RAM), else the first option; none when nothing runs (a command that runs out of memory
+    at start is no answer)."""
+    if pinned is None or pinned.fits or pinned.offload_gib > 0:
+        return chosen if pinned is not None or shown else None
+    return shown[0].plan if shown else None
+
+
 def _with_findings(option: Option, gpu: GpuSpec, workload: Workload, offers: Sequence[Offer],
                    tables: RuleTables, shape: Shape) -> Option:
-    found = option_findings(option, gpu, tables, shape) + tuple(link_findings(option, gpu, serving=True))
+    pcie_low = tables.serving.tp_pcie_low if tables.serving is not None else 1.0
+    found = option_findings(option, gpu, tables, shape) + tuple(link_findings(option, gpu, serving=True,
+                                                                              pcie_low=pcie_low))
     return replace(option, findings=found + price_findings(option, gpu, offers, spot=bool(workload.spot)))
 
 

@@ -128,6 +128,13 @@ def moe_seconds(work: DecodeWork, setup: ServingSetup, gpu: GpuSpec, tables: Ser
     return work.layers * tables.moe_layer_ms.get(kernel, 0.0) / 1e3
 
 
+def pcie_tensor_parallel(setup: ServingSetup, gpu: GpuSpec) -> bool:
+    """Whether a decode step all-reduces over PCIe: tensor parallelism in a paged engine on cards without an
+    NVLink-class link (allreduce_seconds). Its tokens/s assume peer-to-peer transfers; the low end of its range
+    allows for cards without them (rule tables `serving.tp_pcie_low`)."""
+    return setup.gpus > 1 and setup.engine in PAGED_ENGINES and link_class(gpu) == "pcie"
+
+
 def link_class(gpu: GpuSpec) -> str:
     """The rule tables' link class of a multi-GPU plan: nvlink (NVLink-class scale-up), else pcie."""
     return "nvlink" if gpu.has_nvlink_class_link else "pcie"
