@@ -87,3 +87,50 @@ def test_a_total_rate_is_met_by_copies_of_the_smallest_setup(snapshot: Any) -> N
     for option in verdict.options:
         assert option.count <= 64 and option.throughput is not None
         assert option.throughput.output_tokens_per_s >= 40_600
+
+
+def test_compare_top_two_answers_for_the_two_plans_the_card_shows(snapshot: Any) -> None:
+    """The button carries each GPU's count (state `n`): the comparison sizes the same plans, not each card's own
+    fewest (a what-if that lost the counts compared other hardware than the card listed)."""
+    import json
+
+    from bot.answer.pipeline import answer, apply_action
+
+    reply = answer("serve Llama 3.1 70B to 4 users", snapshot=snapshot, now=NOW, lang="en")
+    assert reply.verdict is not None
+    first, second = reply.verdict.options[:2]
+    value = json.loads(_buttons("serve Llama 3.1 70B to 4 users", snapshot)["compare.top2"]["value"])
+    assert value["g"] == [first.gpu_id, second.gpu_id]
+    assert value["n"] == {first.gpu_id: first.count, second.gpu_id: second.count}
+    compared = apply_action("compare.top2", json.dumps(value), snapshot=snapshot, lang="en", now=NOW)
+    text = json.dumps(compared.blocks, ensure_ascii=False)
+    for option in (first, second):
+        assert f"*{snapshot.gpus[option.gpu_id].name}*: fits on {option.count}× GPU" in text
+
+
+def test_a_button_with_bad_counts_is_out_of_date_not_an_error(snapshot: Any) -> None:
+    import json
+
+    from bot.answer.pipeline import apply_action
+
+    state = {"v": 1, "i": "compare", "g": ["h100-sxm-80gb", "a100-sxm4-80gb"], "w": {"params_b": 8.0}}
+    for bad in ({"h100-sxm-80gb": 0}, {"h100-sxm-80gb": 1000}, {"h100-sxm-80gb": "2"}, ["h100-sxm-80gb"]):
+        reply = apply_action("compare.top2", json.dumps({**state, "n": bad}), snapshot=snapshot, lang="en", now=NOW)
+        assert reply.kind == "error" and "out of date" in json.dumps(reply.blocks).lower()
+
+
+def test_the_launch_line_names_the_option_it_is_for_when_the_named_cards_fall_short(snapshot: Any) -> None:
+    """2x RTX 4090 do not hold Llama 3.1 70B for 4 users even in AWQ 4-bit (25.1 GiB a card against 22.2): the
+    launch line is the first option's, and its title says which."""
+    import json
+
+    from bot.answer.pipeline import answer
+
+    reply = answer("serve Llama 3.1 70B on 2x RTX 4090 for 4 users", snapshot=snapshot, now=NOW, lang="en")
+    assert reply.verdict is not None and reply.verdict.pinned is not None and not reply.verdict.pinned.fits
+    top, command = reply.verdict.options[0], reply.verdict.command
+    assert command is not None and (command.gpu, command.gpus) == (top.gpu_id, top.count)
+    name = snapshot.gpus[top.gpu_id].name
+    assert f"*Launch it on the first option ({top.count}× {name})*" in json.dumps(reply.blocks, ensure_ascii=False)
+    fits = answer("can I run Llama 3 8B on my RTX 4090?", snapshot=snapshot, now=NOW, lang="en")
+    assert "*Launch it*" in json.dumps(fits.blocks, ensure_ascii=False)

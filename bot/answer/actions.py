@@ -23,12 +23,14 @@ WorkloadFields = dict[str, JsonValue]  # `workload_state`: the given Workload fi
 
 
 class ButtonState(TypedDict, total=False):
-    """The request a button carries: version, intent, workload fields, GPUs named (compare), a pick."""
+    """The request a button carries: version, intent, workload fields, GPUs named (compare) and the count each
+    was named or planned at (`n`, by GPU id), a pick."""
 
     v: int
     i: str
     w: WorkloadFields
     g: list[str]
+    n: dict[str, int]
 
 STATE_VERSION = 1
 ACTION_ID = re.compile(
@@ -49,6 +51,7 @@ _CHOICES = {
 _TEXT = {"framework", "recipe", "optimizer", "precision", "lora_targets", "gpu", "quantization", "kv_cache_dtype",
          "engine", "family"}
 MAX_TEXT = 64
+MAX_COUNT = 64  # the most GPUs a button's state may name for one type (the what-if buttons stop there too)
 
 
 class BadState(ValueError):
@@ -120,11 +123,16 @@ def _field_value(key: str, raw: object, models: Mapping[str, ModelSpec]) -> obje
     return None
 
 
-def make_state(intent: str, workload: Workload, *, gpus: tuple[str, ...] = ()) -> ButtonState:
-    """The compact request state: version, intent, workload, GPUs named (for compare)."""
+def make_state(intent: str, workload: Workload, *, gpus: tuple[str, ...] = (),
+               counts: Mapping[str, int] | None = None) -> ButtonState:
+    """The compact request state: version, intent, workload, GPUs named (for compare) and the counts given for
+    them ("2x 3090 vs 1x 4090"), so that a button answers for the same hardware."""
     state: ButtonState = {"v": STATE_VERSION, "i": intent, "w": workload_state(workload)}
     if gpus:
         state["g"] = list(gpus[:4])
+        named = {g: int(counts[g]) for g in gpus[:4] if counts and counts.get(g)}
+        if named:
+            state["n"] = named
     return state
 
 
@@ -159,6 +167,12 @@ def button_state(raw: JsonValue) -> ButtonState:
         if not isinstance(gpus, list) or not all(isinstance(g, str) for g in gpus):
             raise BadState("gpus is not a list of ids")
         state["g"] = [g for g in gpus if isinstance(g, str)]
+    counts = raw.get("n")
+    if counts is not None:
+        if not isinstance(counts, dict) or not all(
+                isinstance(c, int) and not isinstance(c, bool) and 1 <= c <= MAX_COUNT for c in counts.values()):
+            raise BadState(f"counts is not an object of GPU counts (1-{MAX_COUNT})")
+        state["n"] = {str(g): int(c) for g, c in counts.items() if isinstance(c, int)}
     return state
 
 

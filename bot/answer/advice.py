@@ -158,8 +158,11 @@ def what_if_buttons(verdict: Verdict, state: ButtonState, gpus: Mapping[str, Gpu
     else:
         buttons.append(WhatIf("whatif.spot", "btn.spot", actions.with_workload(state, spot=True)))
     if len(verdict.options) >= 2:
-        pair = [verdict.options[0].gpu_id, verdict.options[1].gpu_id]
-        buttons.append(WhatIf("compare.top2", "btn.compare_top2", {**state, "i": "compare", "g": pair}))
+        first, second = verdict.options[0], verdict.options[1]
+        # each at the count its plan uses: the comparison answers for the two plans the card shows
+        buttons.append(WhatIf("compare.top2", "btn.compare_top2", {
+            **state, "i": "compare", "g": [first.gpu_id, second.gpu_id],
+            "n": {first.gpu_id: first.count, second.gpu_id: second.count}}))
     buttons.append(WhatIf("share", "btn.share", state))
     return tuple(buttons)
 

@@ -237,9 +237,9 @@ def _catalog_intent(ask: Ask, intent: str, *, snapshot: Snapshot, lang: str, now
     if intent == "compare":
         # the workload of the question, else of the thread ("compare H100 vs H200" under "70B LoRA?")
         compared = _workload(ask, snapshot, previous) if _has_model(ask) or previous else None
-        if compared is not None and (compared.model is not None or compared.params_b is not None):
-            state = actions.make_state(intent, compared, gpus=found)
         counts = {g.gpu_id: g.count for g in ask.gpus if g.status == "found" and g.gpu_id and g.count}
+        if compared is not None and (compared.model is not None or compared.params_b is not None):
+            state = actions.make_state(intent, compared, gpus=found, counts=counts)
         return reply_from(render_card("comparison", comparison_view(found, compared, snapshot, ask.text, counts),
                                       lang), ask=ask, state=state)
     kind, view = _single_gpu_view(intent, found[0], snapshot, ask.text)
@@ -368,7 +368,8 @@ def route_action(kind: str, value: Mapping[str, JsonValue], *, snapshot: Snapsho
         if len(gpus) < 2:
             raise BadState("compare needs two known GPUs")
         has_workload = bool(state.get("w"))
-        comparison = comparison_view(gpus, workload if has_workload else None, snapshot, "")
+        counts = {g: c for g, c in (state.get("n") or {}).items() if g in gpus}  # as named, or as planned
+        comparison = comparison_view(gpus, workload if has_workload else None, snapshot, "", counts)
         return reply_from(render_card("comparison", comparison, language), state=state)
     if intent in ("price", "specs") and workload.gpu is not None and workload.gpu in snapshot.gpus:
         card_kind, view = _single_gpu_view(intent, workload.gpu, snapshot, "")
