@@ -383,3 +383,15 @@ def test_a_pcie_tensor_parallel_plan_widens_the_low_end_for_cards_without_p2p():
     assert h100.count == 2 and h100.throughput is not None
     assert h100.throughput.low_tokens_per_s == pytest.approx(h100.throughput.output_tokens_per_s * 0.72, abs=0.01)
     assert not any(f.code == "link.pcie_tp" for f in h100.findings)
+
+
+def test_awq_asked_of_a_volta_card_is_served_as_gptq():
+    """vLLM's AWQ kernels need Turing (SM 7.5) or newer, GPTQ runs from Volta (vLLM "Supported Hardware" table,
+    rules.workload.serving): AWQ asked on V100s is sized and launched as GPTQ 4-bit, never as a plan vLLM refuses;
+    a Turing card keeps AWQ."""
+    v = run(Workload(model=LLAMA_70B, method="serving", concurrency=4, quantization="awq", gpu="v100-32gb", gpus=2))
+    assert v.pinned is not None and v.pinned.fits and v.pinned.precision == "gptq"
+    argv = list(v.command.argv)
+    assert argv[argv.index("--quantization") + 1] == "gptq"
+    turing = run(Workload(model=LLAMA_70B, method="serving", concurrency=4, quantization="awq", gpu="t4", gpus=8))
+    assert turing.pinned is not None and turing.pinned.precision == "awq"

@@ -155,7 +155,11 @@ def ladder(workload: Workload, shape: Shape, gpu: GpuSpec, engine: str) -> tuple
     bfloat16 below compute capability 8.0), else quality first for the engine."""
     if workload.quantization:
         asked = _sixteen_bit(workload.quantization, gpu)
-        return (GGUF_FOR_BITS.get(asked, asked) if engine in GGUF_ENGINES else asked,)
+        if engine in GGUF_ENGINES:
+            return (GGUF_FOR_BITS.get(asked, asked),)
+        # 4-bit AWQ asked of a card only GPTQ runs on (Volta) is sized and launched as GPTQ: the same bits a
+        # weight, in the kernel the card has (a comparison of served cards asks one format of all of them)
+        return _on_this_gpu((asked,), gpu, engine) or (asked,)
     if engine in GGUF_ENGINES:
         steps: tuple[str, ...] = GGUF_LADDER
     elif engine == "mlx":
