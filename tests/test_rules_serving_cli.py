@@ -49,6 +49,8 @@ def test_json_shape_for_the_pinned_running_question(snapshot):
     assert set(result["pinned"]) == PINNED_KEYS and result["pinned"]["fits"] is False
     assert THROUGHPUT_KEYS <= set(result["pinned"]["throughput"])
     assert result["command"]["argv"][0] == "llama-server" and result["command"]["line"].startswith("llama-server")
+    # offloaded, it still runs on the card named: the line is for that hardware, and says so
+    assert (result["command"]["gpu"], result["command"]["gpus"]) == ("rtx-4090", 1)
     assert {"precision", "fits", "needed_gib"} <= set(result["precisions"][0])
     for option in result["options"]:
         assert THROUGHPUT_KEYS <= set(option["throughput"]) and "usd_per_million_output_tokens" in option

@@ -187,3 +187,19 @@ def test_the_moe_layer_cost_is_checked_when_read():
         raw["serving"]["moe_min_experts"] = bad_count
         with pytest.raises(RuleTableError, match="moe_min_experts"):
             parse_rule_tables(raw, source="t")
+
+
+def test_a_rate_at_another_kv_length_changes_only_the_context():
+    """`_at` builds the setup at a KV length directly (dataclasses.replace runs as Python): it must give what
+    replace gives, every other field kept, so that a field added to ServingSetup is not dropped there."""
+    import dataclasses
+
+    from rules.speed.serving import _at
+    from rules.workload.serving import ServingSetup
+
+    given = ServingSetup("running", "llama.cpp", "gguf-q4_k_m", "q8_0", 3, 8192, 2, True)
+    for field in dataclasses.fields(ServingSetup):
+        assert getattr(given, field.name) != getattr(ServingSetup("serving", "vllm", "bf16", "bf16", 1, 1, 1, False),
+                                                     field.name), field.name  # every field off its plain value
+    assert _at(given, 1000) == dataclasses.replace(given, context_tokens=1000)
+    assert _at(given, -5).context_tokens == 0
