@@ -395,3 +395,41 @@ def test_awq_asked_of_a_volta_card_is_served_as_gptq():
     assert argv[argv.index("--quantization") + 1] == "gptq"
     turing = run(Workload(model=LLAMA_70B, method="serving", concurrency=4, quantization="awq", gpu="t4", gpus=8))
     assert turing.pinned is not None and turing.pinned.precision == "awq"
+
+
+def test_a_format_the_named_card_cannot_run_is_sized_in_one_it_can_and_said():
+    """INT8 W8A8 needs Turing or newer, AWQ/GPTQ/INT8 none run on AMD GPUs in vLLM (its "Supported Hardware"
+    table): asked of such a card, the verdict is for a format it runs (quality first: FP16 on a V100, 8B at
+    15.0 GiB of weights in 29.4 usable), with a warning naming the format asked and the one sized; no
+    `--quantization` flag vLLM would refuse on the card."""
+    v = run(Workload(model=LLAMA3_8B, method="serving", concurrency=4, quantization="int8", gpu="v100-32gb",
+                     gpus=1))
+    assert v.pinned is not None and v.pinned.fits and v.pinned.precision == "fp16"
+    found = codes(v)["quant.unsupported"]
+    assert found == {"precision": "int8", "gpu": "v100-32gb", "engine": "vllm", "instead_precision": "fp16"}
+    assert "--quantization" not in v.command.argv
+    amd = run(Workload(model=LLAMA3_8B, method="running", quantization="awq", gpu="mi300x", gpus=1))
+    assert amd.pinned is not None and amd.pinned.precision not in ("awq", "gptq", "int8")
+    assert codes(amd)["quant.unsupported"]["precision"] == "awq"
+    t4 = run(Workload(model=LLAMA3_8B, method="serving", concurrency=4, quantization="int8", gpu="t4", gpus=1))
+    assert t4.pinned is not None and t4.pinned.precision == "int8" and "quant.unsupported" not in codes(t4)
+
+
+def test_a_format_asked_without_naming_a_card_leaves_out_cards_that_cannot_run_it():
+    """AWQ asked with no card named: AMD GPUs and Volta-only-GPTQ aside, no option is on a card whose vLLM
+    kernels lack the format; with a llama.cpp engine named (GGUF runs everywhere) nothing is left out."""
+    v = run(Workload(model=LLAMA_70B, method="serving", concurrency=20, quantization="int8"))
+    assert v.options and all(GPUS[o.gpu_id].vendor == "NVIDIA" for o in v.options)
+    assert all(not GPUS[o.gpu_id].architecture.startswith("Volta") for o in v.options)
+    assert all(o.precision == "int8" for o in v.options)
+    assert "quant.unsupported" not in codes(v)
+
+
+def test_fp8_runs_where_the_card_has_fp8_units_or_marlin():
+    """vLLM: FP8 W8A8 on Ada, Hopper and AMD MI300; weight-only FP8 through Marlin on Ampere; neither on Turing
+    or Volta, nor on MI200 (no FP8 units)."""
+    from rules.workload.serving import format_supported
+    runs = {g: format_supported("fp8", GPUS[g], "vllm") for g in ("t4", "v100-32gb", "a100-sxm-80gb", "l4",
+                                                                  "h100-sxm-80gb", "mi300x", "mi250x")}
+    assert runs == {"t4": False, "v100-32gb": False, "a100-sxm-80gb": True, "l4": True, "h100-sxm-80gb": True,
+                    "mi300x": True, "mi250x": False}

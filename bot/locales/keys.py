@@ -76,7 +76,7 @@ KEYS = (
     N_("finding.price.no_cluster"), N_("finding.price.no_instance"), N_("finding.price.none"),
     N_("finding.price.pcie_instance"), N_("finding.price.whole_instance"),
     N_("finding.provision.adapter_one_card"), N_("finding.quant.4bit"), N_("finding.quant.fp8"),
-    N_("finding.quant.gguf"), N_("finding.quant.int8"), N_("finding.quant.none"),
+    N_("finding.quant.gguf"), N_("finding.quant.int8"), N_("finding.quant.none"), N_("finding.quant.unsupported"),
     N_("finding.rank.decided_by"), N_("finding.serving.concurrency_assumed"),
     N_("finding.serving.context_growth"), N_("finding.serving.target_missed"), N_("finding.serving.replicas"),
     N_("finding.spot.checkpoint"), N_("finding.stack.rocm"), N_("finding.time.not_estimated"), N_("finding.time.long"),
@@ -110,7 +110,7 @@ KEYS = (
     N_("rec.pinned.fail"), N_("rec.pinned.pass"),
     # bot/render/findings.py coded_text: f"reject.{code}" for the rule engine's rejection codes
     N_("reject.budget.over"), N_("reject.budget.over_per_hour"), N_("reject.deadline.miss"),
-    N_("reject.fit.needs_more_gpus"), N_("reject.fit.tensor_parallel"), N_("reject.fit.vram"),
+    N_("reject.fit.needs_more_gpus"), N_("reject.fit.tensor_parallel"), N_("reject.fit.vram"), N_("reject.fit.format"),
     N_("reject.link.no_fabric"), N_("reject.other"), N_("reject.segment.consumer_multinode"),
     # bot/render/rows.py: inside an f-string, which Babel cannot read on Python 3.11
     N_("row.group.prices"),

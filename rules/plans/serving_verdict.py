@@ -37,6 +37,7 @@ from rules.verdict import Finding, Number, Option, Pinned, PrecisionFit, Rejecti
 from rules.workload.serving import (
     CONTEXT_STEPS,
     GGUF_ENGINES,
+    asked_format_runs,
     ladder,
     matrix_precisions,
     native_format,
@@ -118,6 +119,8 @@ def evaluate_pinned(space: ServingSpace, gpu: GpuSpec, count: int) -> tuple[Pinn
     pinned = Pinned(gpu.id, count, chosen.fits, chosen.setup.weight_format, round(chosen.needed_gib, 1),
                     round(chosen.has_gib, 1), offload, space.throughput(chosen, rate) if rate else None)
     findings = pinned_findings(space, gpu, count, plans, chosen, rate)
+    if not asked_format_runs(space.workload, gpu, engine):
+        findings.insert(0, unsupported_format(space.workload, gpu, engine, chosen.setup.weight_format))
     if not chosen.fits and chosen.sustained > 0:
         findings.append(Finding("pinned.users", "info", {
             "gpu": gpu.id, "gpus": count, "precision": chosen.setup.weight_format,
@@ -129,6 +132,13 @@ def evaluate_pinned(space: ServingSpace, gpu: GpuSpec, count: int) -> tuple[Pinn
             "gpu": gpu.id, "gpus": count, "precision": chosen.setup.weight_format, "max_context": shorter,
             "context_tokens": chosen.setup.context_tokens}))
     return pinned, chosen, findings
+
+
+def unsupported_format(workload: Workload, gpu: GpuSpec, engine: str, instead: str) -> Finding:
+    """The precision asked for has no kernel on this card in this engine (vLLM's quantisation hardware table:
+    `format_supported`): what it was sized in instead."""
+    return Finding("quant.unsupported", "warn", {"precision": workload.quantization or instead, "gpu": gpu.id,
+                                                 "engine": engine, "instead_precision": instead})
 
 
 def shorter_context(plan: ServingPlan) -> int | None:
@@ -169,6 +179,12 @@ def _search(space: ServingSpace, pool: Mapping[str, GpuSpec], counts: tuple[int,
             book: OfferBook | None) -> tuple[list[Scored], list[Rejection]]:
     scored, rejections = [], []
     for gpu_id, gpu in pool.items():
+        if space.workload.quantization and not asked_format_runs(space.workload, gpu, space.engine(gpu)):
+            # another card runs the format asked for: this one is no option for it (named hardware is
+            # answered apart, by evaluate_pinned, in what it does run)
+            rejections.append(Rejection(gpu_id, "fit.format", {"precision": space.workload.quantization,
+                                                               "engine": space.engine(gpu)}))
+            continue
         found = fit_serving(gpu, space, counts)
         if isinstance(found, Rejection):
             rejections.append(found)

@@ -113,13 +113,19 @@ def pick_engine(workload: Workload, method: str, gpu: GpuSpec) -> str:
 # vLLM's quantization kernels by GPU generation ("Supported Hardware" table of the vLLM docs, v0.9-v0.15,
 # https://docs.vllm.ai/en/v0.9.2/features/quantization/supported_hardware.html): AWQ and INT8 (W8A8) need
 # Turing (SM 7.5) or newer, GPTQ runs from Volta (SM 7.0); on AMD GPUs none of the three (FP8 only).
+# FP8 runs as W8A8 where the card has FP8 units (Ada, Hopper, Blackwell, MI300) and weight-only through the
+# Marlin kernels on Ampere ("Marlin (GPTQ/AWQ/FP8)": Ampere and newer), so not on Turing, Volta or MI200.
 # The paged engines are sized as vLLM, so the same limits apply to them.
 _BEFORE_TURING = ("Volta", "Pascal", "Maxwell", "Kepler")
 
 
 def format_supported(precision: str, gpu: GpuSpec, engine: str) -> bool:
     """Whether the serving engine can run weights of this format on this GPU (GGUF/MLX engines: any)."""
-    if engine not in PAGED_ENGINES or precision not in ("awq", "int8", "gptq"):
+    if engine not in PAGED_ENGINES:
+        return True
+    if precision == "fp8":
+        return gpu.fp8_support or (gpu.vendor == "NVIDIA" and gpu.bf16_support)
+    if precision not in ("awq", "int8", "gptq"):
         return True
     if gpu.vendor != "NVIDIA":
         return False
@@ -159,7 +165,11 @@ def ladder(workload: Workload, shape: Shape, gpu: GpuSpec, engine: str) -> tuple
             return (GGUF_FOR_BITS.get(asked, asked),)
         # 4-bit AWQ asked of a card only GPTQ runs on (Volta) is sized and launched as GPTQ: the same bits a
         # weight, in the kernel the card has (a comparison of served cards asks one format of all of them)
-        return _on_this_gpu((asked,), gpu, engine) or (asked,)
+        runs = _on_this_gpu((asked,), gpu, engine)
+        if runs:
+            return runs
+        # a format the engine has no kernel for on this card (INT8 W8A8 on Volta, AWQ on AMD GPUs): sized in
+        # what it does run, quality first, and said so (`asked_format_runs`, finding quant.unsupported)
     if engine in GGUF_ENGINES:
         steps: tuple[str, ...] = GGUF_LADDER
     elif engine == "mlx":
@@ -174,6 +184,14 @@ def ladder(workload: Workload, shape: Shape, gpu: GpuSpec, engine: str) -> tuple
         steps = ("mxfp4",)                 # MXFP4 GGUF of llama.cpp), never upcast or re-quantised by default
     allowed = tuple(s for s in steps if s != "fp8" or fp8_allowed(gpu, shape))
     return _on_this_gpu(allowed, gpu, engine) or allowed[:1]
+
+
+def asked_format_runs(workload: Workload, gpu: GpuSpec, engine: str) -> bool:
+    """Whether the engine runs the precision the user asked for on this GPU (as `ladder` sizes it: AWQ as GPTQ
+    on Volta, 16-bit as FP16); True when none was asked or the engine reads GGUF."""
+    if not workload.quantization or engine in GGUF_ENGINES:
+        return True
+    return bool(_on_this_gpu((_sixteen_bit(workload.quantization, gpu),), gpu, engine))
 
 
 def matrix_precisions(shape: Shape, gpu: GpuSpec, engine: str) -> tuple[str, ...]:
