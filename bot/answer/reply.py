@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bot.render.cards import Card, render_card, render_terminal
-from bot.render.views import CapacityRow, ErrorKind, ErrorView, HelpView
+from bot.render.views import BuyingRow, CapacityRow, ErrorKind, ErrorView, HelpView
 
 if TYPE_CHECKING:
     from bot.answer.actions import ButtonState
@@ -31,6 +31,7 @@ class Reply:
     card: Card | None = field(default=None, repr=False)
     verdict: Verdict | None = field(default=None, repr=False)  # the engine's result behind an advice card
     capacity: tuple[CapacityRow, ...] | None = field(default=None, repr=False)  # a capacity card's verdicts
+    buying: tuple[BuyingRow, ...] | None = field(default=None, repr=False)  # a buying ladder's cards
 
     def message(self) -> dict[str, Any]:
         return {"text": self.text, "blocks": list(self.blocks)}
@@ -40,8 +41,9 @@ class Reply:
 
 
 def reply_from(card: Card, *, ask: Ask | None = None, state: ButtonState | None = None,
-               verdict: Verdict | None = None, capacity: tuple[CapacityRow, ...] | None = None) -> Reply:
-    return Reply(card.text, card.blocks, card.language, card.kind, ask, state, card, verdict, capacity)
+               verdict: Verdict | None = None, capacity: tuple[CapacityRow, ...] | None = None,
+               buying: tuple[BuyingRow, ...] | None = None) -> Reply:
+    return Reply(card.text, card.blocks, card.language, card.kind, ask, state, card, verdict, capacity, buying)
 
 
 def help_reply(language: str, question: str = "", ask: Ask | None = None) -> Reply:

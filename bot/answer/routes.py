@@ -10,6 +10,7 @@ from datetime import datetime
 
 from bot.answer import actions
 from bot.answer.actions import BadState, ButtonState, JsonValue
+from bot.answer.buying import buying_question, buying_reply
 from bot.answer.capacity import asks_capacity, capacity_question, capacity_reply
 from bot.answer.advice import fit_lines_for, knowledge_section, recommendation_reply
 from bot.answer.ignored import localized_ignored
@@ -48,6 +49,9 @@ def route_ask(ask: Ask, *, snapshot: Snapshot, language: str, now: datetime,
         return _catalog_intent(ask, intent, snapshot=snapshot, lang=lang, now=now, previous=previous)
     if intent == "explain":
         return _explain(ask, snapshot=snapshot, lang=lang, now=now, previous=previous)
+    if intent == "advise" and not previous and buying_question(ask) and (ask.budget.usd_total or "buy" in _cues(ask)):
+        # "which GPU should I buy for local LLMs?": a ladder of cards by price, not a model size to pick first
+        return buying_reply(ask, snapshot=snapshot, lang=lang, ignored=localized_ignored(ask.ignored, lang))
     if intent == "advise" and not previous and not carries_workload(ask) and not capacity_question(ask):
         # "Are spot instances safe for fine-tuning?", "NVIDIA or AMD for training?": no model or size,
         # so a recommendation would only ask for one; a confident knowledge answer is what was asked.
@@ -78,17 +82,17 @@ def asks_why(ask: Ask) -> bool:
 
 
 def _cues(ask: Ask) -> set[str]:
-    """The parser's intent cues found in the question; "buy" also for a knowledge phrase that holds a buy word
-    ("買う価値" worth buying, "nên mua" should buy: matched whole as `explain`, longest first)."""
+    """The parser's intent cues found in the question; "buy" also for a cue phrase that holds a buy word
+    ("買う価値" worth buying, "nên mua" should buy: matched whole as `explain` or `advise`, longest first)."""
     from bot.parse.text import clean_text
     from bot.parse.vocabulary import load_vocabulary
 
     text, _ = clean_text(ask.text)  # the parser matches its cue phrases on this normalised text
     found = load_vocabulary().intents.find(text)
     cues = {cue for cue, _, _ in found}
-    if "explain" in cues and "buy" not in cues:
+    if "buy" not in cues and cues & {"explain", "advise"}:
         buys = _buy_phrases()
-        if any(cue == "explain" and any(b in text[start:end] for b in buys) for cue, start, end in found):
+        if any(cue in ("explain", "advise") and any(b in text[start:end] for b in buys) for cue, start, end in found):
             cues.add("buy")
     return cues
 

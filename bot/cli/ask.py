@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 if TYPE_CHECKING:
-    from bot.render.views import CapacityRow
+    from bot.render.views import BuyingRow, CapacityRow
     from bot.answer.reply import Reply
     from bot.cli.context import Subparsers
     from knowledge.snapshot import Snapshot
@@ -47,7 +47,18 @@ def answer_json(reply: Reply, snapshot: Snapshot) -> dict[str, object]:
     }
     if reply.capacity is not None:  # "what can I run on my 4090?": one running verdict per model
         out["capacity"] = [capacity_row_json(row) for row in reply.capacity]
+    if reply.buying is not None:  # "which GPU should I buy for local LLMs?": the cards of the ladder
+        out["buying"] = [buying_row_json(row) for row in reply.buying]
     return out
+
+
+def buying_row_json(row: BuyingRow) -> dict[str, object]:
+    """One card of the buying ladder: its price (what kind and when) and the largest model it runs."""
+    return {"gpu": {"id": row.gpu_id, "name": row.gpu}, "vram_gb": row.vram_gb, "usd": row.usd,
+            "price_basis": row.price_basis, "price_date": row.price_when, "model": row.model_id,
+            "name": row.model, "params_b": row.params_b, "precision": row.precision, "needed_gib": row.needed_gib,
+            "has_gib": row.has_gib, "output_tokens_per_s_per_user": round(row.tokens_per_s, 2),
+            "context_tokens": row.context_tokens}
 
 
 def capacity_row_json(row: CapacityRow) -> dict[str, object]:

@@ -26,7 +26,7 @@ class SlackMessage(TypedDict):
     blocks: list[BlockDict]
 
 
-KINDS = ("recommendation", "serving", "capacity", "comparison", "price", "specs", "clarification", "help", "error", "knowledge", "digest")
+KINDS = ("recommendation", "serving", "capacity", "buying", "comparison", "price", "specs", "clarification", "help", "error", "knowledge", "digest")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +86,13 @@ def _language_tools(language: str) -> tuple[Messages, dict[str, object]]:
 
 def _presenters(f: Formatter) -> dict[str, object]:
     """Python helpers the templates call to build localized rows (strings only, never blocks)."""
-    from bot.render import advice, capacity, digest, fits, serving
+    from bot.render import advice, buying, capacity, digest, fits, serving
 
     return {
         "rec": advice,
         "srv": serving,
         "cap": capacity,
+        "buy": buying,
         "dg": digest,
         "comparison_table": rows.comparison_table,
         "detail_rows": rows.detail_rows,

@@ -199,6 +199,38 @@ class CapacityView:
 
 
 @dataclass(frozen=True, slots=True)
+class BuyingRow:
+    """One card of the buying ladder (bot.answer.buying): its price and the largest model it runs."""
+
+    gpu_id: str
+    gpu: str
+    vram_gb: float
+    usd: float  # one card, new: the newest street price, else the launch list price
+    price_basis: str  # "street" or "new" (list price)
+    price_when: str  # the street price's date (ISO), or the list price's year
+    model_id: str
+    model: str
+    params_b: float
+    precision: str  # the least-quantised precision that fits
+    needed_gib: float
+    has_gib: float
+    tokens_per_s: float  # decode rate for one user
+    context_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class BuyingView:
+    """Which card to buy to run models locally: cheapest first, each holding a larger model than the cheaper."""
+
+    rows: tuple[BuyingRow, ...]
+    budget_usd: float | None
+    state: Mapping[str, Any]
+    question: str = ""
+    ignored: tuple[str, ...] = ()
+    smallest_model: str = ""  # the ladder's smallest model, named when no card within the budget holds it
+
+
+@dataclass(frozen=True, slots=True)
 class HelpView:
     question: str = ""
     command_help: str | None = None  # "alert.help" / "digest.help": asked in words for what a command sets up
