@@ -64,6 +64,9 @@ class ServingTables:
     # cannot exchange data peer-to-peer (P2P off: NVIDIA's standard driver on GeForce cards) all-reduce through
     # host memory (serving.tp_pcie_low_basis says what was measured); 1.0 = no widening
     tp_pcie_low: float = 1.0
+    # share of dense peak prefill reaches in the paged engines (vLLM, SGLang, TensorRT-LLM), where prompts are
+    # prefilled in chunks between the decode steps of a full batch; None: `prefill_compute_utilisation`
+    prefill_paged_compute_utilisation: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +243,10 @@ def _parse_serving(raw: Any, source: str) -> ServingTables:
     if not (isinstance(band, list) and len(band) == 2 and all(isinstance(b, (int, float)) for b in band)
             and 0.0 < band[0] <= 1.0 <= band[1]):
         raise RuleTableError(f"{where}.band: expected [low, high] with low <= 1 <= high, e.g. [0.7, 1.3]")
-    utilisation = _shares(raw.get("compute_utilisation"), ("decode", "prefill"), f"{where}.compute_utilisation")
+    shares = raw.get("compute_utilisation")
+    keys = ("decode", "prefill", "prefill_paged") if isinstance(shares, Mapping) and "prefill_paged" in shares \
+        else ("decode", "prefill")
+    utilisation = _shares(shares, keys, f"{where}.compute_utilisation")
     return ServingTables(
         bandwidth_efficiency=_shares(raw.get("bandwidth_efficiency"), SERVING_ENGINE_CLASSES,
                                      f"{where}.bandwidth_efficiency"),
@@ -255,6 +261,7 @@ def _parse_serving(raw: Any, source: str) -> ServingTables:
         moe_layer_ms=_latencies(raw.get("moe_layer_ms"), MOE_KERNELS, f"{where}.moe_layer_ms"),
         moe_min_experts=_count(raw.get("moe_min_experts", 0), f"{where}.moe_min_experts"),
         tp_pcie_low=_shares({"tp_pcie_low": raw.get("tp_pcie_low", 1.0)}, ("tp_pcie_low",), where)["tp_pcie_low"],
+        prefill_paged_compute_utilisation=utilisation.get("prefill_paged"),
     )
 
 

@@ -203,3 +203,14 @@ def test_a_rate_at_another_kv_length_changes_only_the_context():
                                                      field.name), field.name  # every field off its plain value
     assert _at(given, 1000) == dataclasses.replace(given, context_tokens=1000)
     assert _at(given, -5).context_tokens == 0
+
+
+def test_paged_engines_prefill_at_their_own_utilisation():
+    """A paged engine (vLLM, TensorRT-LLM) prefills at `prefill_paged` of the dense peak, llama.cpp at `prefill`:
+    8B on an H100 (989 dense BF16 TFLOPS), 512-token prompt: 2 x 8.03e9 + 2 x 32 x 512 x 32 x 128 FLOPs a token."""
+    tables = replace(IDEAL, prefill_compute_utilisation=0.9, prefill_paged_compute_utilisation=0.5)
+    per_token = 2 * 8.03e9 + 2 * 32 * 512 * 32 * 128
+    h100 = GPUS["h100-sxm-80gb"]
+    assert prefill_rate(LLAMA_8B, h100, setup("vllm"), tables, 512) == pytest.approx(989e12 * 0.5 / per_token)
+    assert prefill_rate(LLAMA_8B, h100, setup("llama.cpp"), tables, 512) == pytest.approx(989e12 * 0.9 / per_token)
+    assert prefill_rate(LLAMA_8B, h100, setup("vllm"), IDEAL, 512) == pytest.approx(989e12 / per_token)  # unset
