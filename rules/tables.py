@@ -67,6 +67,9 @@ class ServingTables:
     # share of dense peak prefill reaches in the paged engines (vLLM, SGLang, TensorRT-LLM), where prompts are
     # prefilled in chunks between the decode steps of a full batch; None: `prefill_compute_utilisation`
     prefill_paged_compute_utilisation: float | None = None
+    # the share of that a fine-grained MoE model's prefill keeps (`moe_min_experts` or more routed experts, paged
+    # engines): grouped expert GEMMs and the tokens' dispatch to the experts; 1.0 = as a dense model
+    moe_prefill: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,6 +265,7 @@ def _parse_serving(raw: Any, source: str) -> ServingTables:
         moe_min_experts=_count(raw.get("moe_min_experts", 0), f"{where}.moe_min_experts"),
         tp_pcie_low=_shares({"tp_pcie_low": raw.get("tp_pcie_low", 1.0)}, ("tp_pcie_low",), where)["tp_pcie_low"],
         prefill_paged_compute_utilisation=utilisation.get("prefill_paged"),
+        moe_prefill=_shares({"moe_prefill": raw.get("moe_prefill", 1.0)}, ("moe_prefill",), where)["moe_prefill"],
     )
 
 

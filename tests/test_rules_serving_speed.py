@@ -214,3 +214,17 @@ def test_paged_engines_prefill_at_their_own_utilisation():
     assert prefill_rate(LLAMA_8B, h100, setup("vllm"), tables, 512) == pytest.approx(989e12 * 0.5 / per_token)
     assert prefill_rate(LLAMA_8B, h100, setup("llama.cpp"), tables, 512) == pytest.approx(989e12 * 0.9 / per_token)
     assert prefill_rate(LLAMA_8B, h100, setup("vllm"), IDEAL, 512) == pytest.approx(989e12 / per_token)  # unset
+
+
+def test_a_fine_grained_moe_prefills_at_a_share_of_the_paged_rate():
+    """`moe_prefill` scales the paged prefill share for models with `moe_min_experts` or more routed experts
+    (Qwen3-30B-A3B: 128), not for Mixtral's 8, and not in llama.cpp."""
+    qwen = shape_from_model(catalog_model("qwen3-30b-a3b"))
+    tables = replace(IDEAL, prefill_paged_compute_utilisation=0.5, moe_prefill=0.4, moe_min_experts=64)
+    h100 = GPUS["h100-sxm-80gb"]
+    per_token = 2 * qwen.active_params_b * 1e9 + 2 * qwen.layers * 512 * qwen.heads * qwen.attention_head_dim
+    assert prefill_rate(qwen, h100, setup("vllm"), tables, 512) == pytest.approx(989e12 * 0.5 * 0.4 / per_token)
+    assert prefill_rate(qwen, h100, setup("llama.cpp"), tables, 512) == pytest.approx(989e12 / per_token)
+    dense_share = prefill_rate(MIXTRAL, h100, setup("vllm"), tables, 512) / prefill_rate(MIXTRAL, h100, setup("vllm"),
+                                                                                         IDEAL, 512)
+    assert dense_share == pytest.approx(0.5)

@@ -183,14 +183,20 @@ def rate_of(work: DecodeWork, setup: ServingSetup, gpu: GpuSpec, tables: Serving
     compute_s = work.step_flops / (peak * tables.decode_compute_utilisation)
     step = max(memory_s, compute_s)
     return Rate(work.batch, work.batch / step, 1.0 / step,
-                peak * prefill_utilisation(row, tables) / work.prefill_flops_per_token,
+                peak * prefill_utilisation(row, tables, work.moe_experts) / work.prefill_flops_per_token,
                 "bandwidth" if memory_s >= compute_s else "compute")
 
 
-def prefill_utilisation(row: str, tables: ServingTables) -> float:
-    """The share of dense peak prefill reaches for an engine class: the paged engines' own where fitted."""
+def prefill_utilisation(row: str, tables: ServingTables, moe_experts: int = 0) -> float:
+    """The share of dense peak prefill reaches for an engine class: the paged engines' own where fitted, and
+    for a fine-grained MoE model in them that times `moe_prefill`."""
+    if row not in ("paged", "paged_rocm"):
+        return tables.prefill_compute_utilisation
     paged = tables.prefill_paged_compute_utilisation
-    return paged if paged is not None and row in ("paged", "paged_rocm") else tables.prefill_compute_utilisation
+    share = paged if paged is not None else tables.prefill_compute_utilisation
+    if tables.moe_min_experts and moe_experts >= tables.moe_min_experts:
+        share *= tables.moe_prefill
+    return share
 
 
 def decode_rate(shape: Shape, setup: ServingSetup, gpu: GpuSpec, tables: ServingTables, *, batch: int,
@@ -203,7 +209,7 @@ def prefill_rate(shape: Shape, gpu: GpuSpec, setup: ServingSetup, tables: Servin
     """Prompt tokens/s: peak x utilisation over (2·N_active + attention at half the prompt) per token."""
     per_token = 2.0 * shape.active_params_b * 1e9 + 2.0 * shape.layers * prompt * shape.heads * shape.attention_head_dim
     peak = compute_peak_tflops(gpu, setup.weight_format) * 1e12 * setup.gpus * tp_efficiency(gpu, setup, tables)
-    return peak * prefill_utilisation(engine_class(setup, gpu), tables) / per_token
+    return peak * prefill_utilisation(engine_class(setup, gpu), tables, shape.moe_experts) / per_token
 
 
 def offload_rate(shape: Shape, setup: ServingSetup, gpu: GpuSpec, tables: ServingTables, *, on_gpu_share: float,
