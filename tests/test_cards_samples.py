@@ -9,7 +9,7 @@ from typing import Any
 from bot.render.advice import RecommendationView, WhatIf
 from bot.render.samples import OBSERVED_AT, sample_catalog
 from bot.render.views import (
-    CapacityRow, CapacityView, TrainingCapacityRow, TrainingFit,
+    BuyingRow, BuyingView, CapacityRow, CapacityView, TrainingCapacityRow, TrainingFit,
     Choice, ClarifyView, ComparisonView, ErrorView, FitLine, HelpView, KnowledgeView, PriceView, SpecsView,
     gpu_column, provider_prices,
 )
@@ -281,6 +281,19 @@ def card_samples() -> dict[str, tuple[str, Any, datetime]]:
                 TrainingCapacityRow("llama-3.3-70b", "Llama 3.3 70B", 70.55, (
                     TrainingFit("full", "no", 140.0), TrainingFit("lora", "offload", 5.5),
                     TrainingFit("qlora", "no", 44.1)))), seq_len=2048), NOW),
+        # Which card to buy for local models: rows as bot.answer.buying builds them (cheapest first, each card holding
+        # a larger ladder model than every cheaper one; prices dated: street with its date, list with its year).
+        "buying": ("buying", BuyingView((
+            BuyingRow("arc-b580", "Arc B580 12GB", 12.0, 249.0, "new", "2024", "qwen3-14b", "Qwen3 14B", 14.8,
+                      "gguf-q4_k_m", 9.9, 11.4, 37.6, 4096),
+            BuyingRow("rtx-5060-ti-16gb", "GeForce RTX 5060 Ti 16GB", 16.0, 429.0, "new", "2025", "mistral-small-24b",
+                      "Mistral Small 3 (24B)", 23.572, "gguf-q4_k_m", 14.9, 15.2, 24.3, 4096),
+            BuyingRow("rtx-4090", "GeForce RTX 4090", 24.0, 2200.0, "street", "2026-02-01", "qwen3-32b", "Qwen3 32B",
+                      32.8, "gguf-q4_k_m", 20.6, 22.8, 37.0, 4096),
+        ), None, {"v": 1, "i": "advise", "w": {"method": "running"}}, "which gpu should I buy for local LLMs?",
+            (), "Llama 3.2 3B"), NOW),
+        "buying-none": ("buying", BuyingView((), 50.0, {"v": 1, "i": "advise", "w": {"method": "running"}},
+                                             "best GPU under $50 for local LLMs", (), "Llama 3.2 3B"), NOW),
         "digest": ("digest", _digest_view(), NOW),
         "digest-empty": ("digest", {**_digest_view(), "gpus": [], "change_count": 0, "sources": []}, NOW),
     }
