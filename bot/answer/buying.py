@@ -34,7 +34,20 @@ def buying_question(ask: Ask) -> bool:
 
 
 def buying_rows(snapshot: Snapshot, budget_usd: float | None) -> tuple[BuyingRow, ...]:
-    """The buying ladder: cheapest first, each card that runs a larger ladder model than every cheaper card."""
+    """The buying ladder: cheapest first, each card (within the budget) that runs a larger ladder model than every
+    cheaper card."""
+    ladder: list[BuyingRow] = []
+    for row in snapshot.derived("buying.largest", largest_by_card):
+        if budget_usd is not None and row.usd > budget_usd:
+            continue
+        if not ladder or row.params_b > ladder[-1].params_b:
+            ladder.append(row)
+    return tuple(ladder[:ROWS])
+
+
+def largest_by_card(snapshot: Snapshot) -> tuple[BuyingRow, ...]:
+    """Every priced desktop or workstation card and Mac with the largest ladder model it runs, cheapest first
+    (built once per snapshot: a snapshot's cards, prices and models do not change)."""
     from knowledge.rule_tables import load_rule_tables
     from rules.engine import resolve_shape
     from rules.plans.serving import ServingPlan, ServingSpace, fit_serving
@@ -46,9 +59,8 @@ def buying_rows(snapshot: Snapshot, budget_usd: float | None) -> tuple[BuyingRow
         if gpu.segment not in SEGMENTS or gpu.laptop:
             continue
         known = buy_price(gpu, snapshot.purchase_prices)
-        if known is None or known[0] <= 0 or (budget_usd is not None and known[0] > budget_usd):
-            continue
-        cards.append((known[0], known[1], gpu))
+        if known is not None and known[0] > 0:
+            cards.append((known[0], known[1], gpu))
     largest: dict[str, BuyingRow] = {}
     for model_id in LADDER:  # smallest first: a card's row is replaced by each larger model it holds
         model = snapshot.models.get(model_id)
@@ -70,11 +82,7 @@ def buying_rows(snapshot: Snapshot, budget_usd: float | None) -> tuple[BuyingRow
                 basis.get("price_date") or basis.get("price_year") or "", model.id, model.name,
                 model.params_b, plan.setup.weight_format, round(plan.needed_gib, 1), round(plan.has_gib, 1),
                 rate.output_tokens_per_s_per_user, plan.setup.context_tokens)
-    ladder: list[BuyingRow] = []
-    for row in sorted(largest.values(), key=lambda r: (r.usd, -r.params_b, -r.tokens_per_s, r.gpu_id)):
-        if not ladder or row.params_b > ladder[-1].params_b:
-            ladder.append(row)
-    return tuple(ladder[:ROWS])
+    return tuple(sorted(largest.values(), key=lambda r: (r.usd, -r.params_b, -r.tokens_per_s, r.gpu_id)))
 
 
 def buying_reply(ask: Ask, *, snapshot: Snapshot, lang: str, ignored: tuple[str, ...]) -> Reply:

@@ -68,7 +68,7 @@ def read_counts(directory: Path, stem: str, expected: int) -> list[int]:
     return counts[len(counts) - expected:]
 
 
-def count(offers: int = 10_000, limit: int | None = None) -> dict[str, object]:
+def count(offers: int = 10_000, limit: int | None = None, top: int = 10) -> dict[str, object]:
     """Instructions per request over the corpus (p50, p99, mean, max, the heaviest requests) and the tool's version."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
@@ -95,7 +95,7 @@ def count(offers: int = 10_000, limit: int | None = None) -> dict[str, object]:
         "requests": len(counts), "offers": offers, "valgrind": version,
         "p50": percentile([float(c) for c in counts], 50), "p99": percentile([float(c) for c in counts], 99),
         "mean": round(sum(counts) / len(counts)), "max": per[0][0],
-        "heaviest": [[c, t] for c, t in per[:10]],
+        "heaviest": [[c, t] for c, t in per[:max(top, 10)]],
     }
 
 
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=10, help="heaviest requests to list (default 10)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     opts = parser.parse_args(args)
-    result = count(opts.offers, opts.limit)
+    result = count(opts.offers, opts.limit, opts.top)
     if opts.json:
         print(json.dumps(result, ensure_ascii=False, indent=1))
         return 0
