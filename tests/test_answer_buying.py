@@ -29,6 +29,7 @@ QUESTIONS = [
     "¿Qué GPU compro para correr LLMs en local?",
     "Quelle carte graphique acheter pour faire tourner des LLM en local ?",
     "Nên mua GPU nào để chạy LLM cục bộ?",
+    "ローカルLLM用にどのGPUを買うべき？",
 ]
 
 
