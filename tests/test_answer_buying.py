@@ -88,3 +88,16 @@ def test_ask_json_carries_the_ladder(snapshot: Any) -> None:
     assert isinstance(rows, list) and rows and out["result"] is None
     assert set(rows[0]) == {"gpu", "vram_gb", "usd", "price_basis", "price_date", "model", "name", "params_b",
                             "precision", "needed_gib", "has_gib", "output_tokens_per_s_per_user", "context_tokens"}
+
+
+def test_a_card_whose_name_does_not_say_its_memory_gets_it_in_the_table() -> None:
+    """"GeForce RTX 2080" holds the digit 8 but not "8 GB": the table adds its memory; "Arc B580 12GB" says it."""
+    from bot.render.cards import render_card
+    from bot.render.views import BuyingRow, BuyingView
+
+    rows = (BuyingRow("rtx-2080", "GeForce RTX 2080", 8.0, 699.0, "new", "2018", "llama-3.1-8b", "Llama 3.1 8B",
+                      8.03, "gguf-q4_k_m", 6.0, 7.6, 60.0, 4096),
+            BuyingRow("arc-b580", "Arc B580 12GB", 12.0, 249.0, "new", "2024", "qwen3-14b", "Qwen3 14B", 14.8,
+                      "gguf-q4_k_m", 9.9, 11.4, 37.6, 4096))
+    text = render_card("buying", BuyingView(rows, None, {}), "en").blocks[2]["text"]["text"]
+    assert "GeForce RTX 2080 (8 GB)" in text and "Arc B580 12GB " in text and "Arc B580 12GB (" not in text

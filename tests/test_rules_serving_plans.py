@@ -4,6 +4,8 @@ the launch command. The questions are issue 14's; expected values are arithmetic
 from __future__ import annotations
 
 
+from dataclasses import replace
+
 import pytest
 
 from rules.engine import evaluate
@@ -433,3 +435,16 @@ def test_fp8_runs_where_the_card_has_fp8_units_or_marlin():
                                                                   "h100-sxm-80gb", "mi300x", "mi250x")}
     assert runs == {"t4": False, "v100-32gb": False, "a100-sxm-80gb": True, "l4": True, "h100-sxm-80gb": True,
                     "mi300x": True, "mi250x": False}
+
+
+def test_cards_to_buy_for_an_asked_format_are_cards_that_run_it():
+    """A total budget with AWQ asked: the Radeon Pro W7900 (48 GB, $3,999 list) is within $4,000 and would hold
+    Qwen3 14B in BF16, but AMD's vLLM has no AWQ kernels (rules.workload.serving.format_supported): it is not
+    offered in another format; the RTX A6000 ($4,650) is over the budget, so no card is."""
+    pool = {g: GPUS[g] for g in ("radeon-pro-w7900", "rtx-a6000")}
+    asked = Workload(model=catalog_model("qwen3-14b"), method="serving", concurrency=1, quantization="awq",
+                     budget_usd=4000)
+    assert [f.code for f in run(asked, pool).findings if f.code.startswith("buy.")] == ["buy.none_within"]
+    more = run(replace(asked, budget_usd=5000), pool)
+    bought = [f.numbers for f in more.findings if f.code.startswith("buy.within_budget")]
+    assert [(b["gpu"], b["precision"]) for b in bought] == [("rtx-a6000", "awq")]

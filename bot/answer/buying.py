@@ -28,8 +28,8 @@ ROWS = 8
 
 
 def buying_question(ask: Ask) -> bool:
-    """Running or serving with no model, size or GPU named: what the caller asks next is whether it is about
-    buying (the parser's buy cue) or gives a total budget (`ask.budget.usd_total`)."""
+    """Running or serving with no model, size or GPU named: a question for the buying ladder when it also asks
+    to buy (the parser's buy cue, which the router reads) or gives a total budget (`ask.budget.usd_total`)."""
     return ask.model is None and ask.params_b is None and not ask.gpus and ask.method in ("running", "serving")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
+from bot.render.capacity import spells_memory
 from bot.render.filters import format_table
 from bot.render.findings import precision_label
 from bot.render.formats import Formatter
@@ -43,7 +44,7 @@ def headline(view: BuyingView, f: Formatter) -> str:
 
 def table(view: BuyingView, f: Formatter) -> str:
     """Card (memory) · price · largest model · precision · needed / usable · tokens/s for one user."""
-    rows = [[f"{r.gpu} ({f.gb(r.vram_gb)})" if f"{r.vram_gb:g}" not in r.gpu else r.gpu, price(r, f), r.model,
+    rows = [[r.gpu if spells_memory(r.gpu, r.vram_gb) else f"{r.gpu} ({f.gb(r.vram_gb)})", price(r, f), r.model,
              precision_label(r.precision, f), f"{f.gib(r.needed_gib)} / {f.gib(r.has_gib)}",
              f.messages.plain("cap.rate", rate=tokens_rate(r.tokens_per_s, f))] for r in view.rows]
     return format_table(rows)

@@ -121,11 +121,15 @@ def title(view: CapacityView, f: Formatter) -> str:
     """"What runs on 1x GeForce RTX 3090 (24 GB)": the memory said once (a Mac's name already holds it)."""
     vram = f.gb(view.gpu.vram_gb)
     name = view.gpu.name
-    spelled = (f"{view.gpu.vram_gb:g} GB", f"{view.gpu.vram_gb:g}GB")
-    key = "cap.header" if not any(s in name for s in spelled) else "cap.header_named"
+    key = "cap.header_named" if spells_memory(name, view.gpu.vram_gb) else "cap.header"
     if view.training:
         key = key.replace("cap.", "cap.train.")
     return f.messages.plain(key, count=view.count, gpu=name, vram=vram)
+
+
+def spells_memory(name: str, vram_gb: float) -> bool:
+    """Whether a card's name already says its memory ("RTX 5060 Ti 16GB", "Apple M3 Ultra (96 GB)")."""
+    return f"{vram_gb:g} GB" in name or f"{vram_gb:g}GB" in name
 
 
 def read_as_line(view: CapacityView, f: Formatter) -> str:

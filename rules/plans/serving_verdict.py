@@ -134,6 +134,13 @@ def evaluate_pinned(space: ServingSpace, gpu: GpuSpec, count: int) -> tuple[Pinn
     return pinned, chosen, findings
 
 
+def runs_asked_format(space: ServingSpace, gpu: GpuSpec) -> bool:
+    """Whether this card runs the format the user asked for. A card that does not is no option for it when
+    others are searched (alternatives, cards to buy); named hardware is answered apart, by evaluate_pinned, in a
+    format it does run (and `fewest_cards` counts it in that format)."""
+    return not space.workload.quantization or asked_format_runs(space.workload, gpu, space.engine(gpu))
+
+
 def unsupported_format(workload: Workload, gpu: GpuSpec, engine: str, instead: str) -> Finding:
     """The precision asked for has no kernel on this card in this engine (vLLM's quantisation hardware table:
     `format_supported`): what it was sized in instead."""
@@ -179,10 +186,8 @@ def _search(space: ServingSpace, pool: Mapping[str, GpuSpec], counts: tuple[int,
             book: OfferBook | None) -> tuple[list[Scored], list[Rejection]]:
     scored, rejections = [], []
     for gpu_id, gpu in pool.items():
-        if space.workload.quantization and not asked_format_runs(space.workload, gpu, space.engine(gpu)):
-            # another card runs the format asked for: this one is no option for it (named hardware is
-            # answered apart, by evaluate_pinned, in what it does run)
-            rejections.append(Rejection(gpu_id, "fit.format", {"precision": space.workload.quantization,
+        if not runs_asked_format(space, gpu):
+            rejections.append(Rejection(gpu_id, "fit.format", {"precision": space.workload.quantization or "",
                                                                "engine": space.engine(gpu)}))
             continue
         found = fit_serving(gpu, space, counts)
@@ -339,7 +344,7 @@ def buy_within_budget(space: ServingSpace, gpus: Mapping[str, GpuSpec], budget_u
     rows: list[tuple[float, float, GpuSpec, ServingPlan, dict[str, str]]] = []
     for gpu in gpus.values():
         known = buy_price(gpu, street)
-        if known is None or known[0] <= 0:
+        if known is None or known[0] <= 0 or not runs_asked_format(space, gpu):
             continue
         unit, basis = known
         counts = tuple(c for c in SERVING_COUNTS if c * unit <= budget_usd)
