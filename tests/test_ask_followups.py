@@ -51,6 +51,17 @@ def test_a_gpu_described_by_memory_is_answered_on_its_class_and_says_so(snapshot
     assert slowest.name in reply.text or slowest.name in str(reply.blocks)
 
 
+def test_a_card_described_by_memory_is_never_a_mac_whose_gpu_gets_a_share_of_it(snapshot: Any) -> None:
+    """'a 16GB card': a 16 GB Mac lends its GPU about two thirds (gpu_usable_fraction), a 16 GB card nearly all
+    of it, so a Mac standing for the class would make "the memory verdict is the same for all" false. gpt-oss-20b
+    in MXFP4 (12.8 GiB of weights, the model card: "fits within 16GB of memory") fits the cards."""
+    reply = answer("can gpt-oss-20b run on a 16GB card?", snapshot=snapshot, now=NOW)
+    assert reply.verdict is not None and reply.verdict.pinned is not None
+    stand_in = snapshot.gpus[reply.verdict.pinned.gpu]
+    assert not stand_in.unified_memory and abs(stand_in.vram_gb - 16) < 0.6
+    assert reply.verdict.pinned.fits
+
+
 def test_apple_chips_and_laptop_cards_are_read_by_name(snapshot: Any) -> None:
     from bot.parse import parse
 

@@ -275,6 +275,10 @@ def _class_members(mention: GpuMention, snapshot: Snapshot, assumed: dict[str, s
     fits_segment = _CLASS_SEGMENTS.get(mention.segment or "", _any_card)
     members = sorted((g for g in snapshot.gpus.values() if abs(g.vram_gb - mention.memory_gb) < 0.6
                       and fits_segment(g)), key=lambda g: (g.memory_bandwidth_gbs, g.id))
+    if mention.segment != "apple":
+        # a "card" is a GPU of its own: a Mac's unified memory lends the GPU only a share (gpu_usable_fraction),
+        # so a 16 GB Mac would turn "the memory verdict is the same for all" false for the 16 GB cards
+        members = [g for g in members if not g.unified_memory] or members
     if not members:
         return mention
     kind = "such cards"
