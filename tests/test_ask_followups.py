@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
 from bot.answer.pipeline import answer
 from bot.render.limits import check_message
 
@@ -60,6 +62,32 @@ def test_a_card_described_by_memory_is_never_a_mac_whose_gpu_gets_a_share_of_it(
     stand_in = snapshot.gpus[reply.verdict.pinned.gpu]
     assert not stand_in.unified_memory and abs(stand_in.vram_gb - 16) < 0.6
     assert reply.verdict.pinned.fits
+
+
+def test_a_chip_named_without_its_memory_is_answered_on_its_smallest_size_when_that_decides_nothing(
+        snapshot: Any) -> None:
+    """"M2 Max" comes with 32, 64 or 96 GB. Llama 3 8B in FP16 is 16.1 GB of weights (8.03 B parameters x 2
+    bytes, Meta's model card), under the ~21 GB macOS lets the GPU wire on a 32 GB Mac (2/3, the recommended
+    working set in tests/cases/serving_memory.jsonl): it fits every size in the same format, so the card answers
+    for the 32 GB one and says so, and `parsed` is still what the parser read (the name alone)."""
+    reply = answer("How many tokens/s for Llama 3 8B on an M2 Max?", snapshot=snapshot, now=NOW)
+    assert reply.kind != "clarification" and reply.verdict is not None and reply.verdict.pinned is not None
+    assert reply.verdict.pinned.gpu == "apple-m2-max-32gb" and reply.verdict.pinned.fits
+    assert "32 GB, 64 GB, 96 GB" in reply.terminal()
+    assert reply.ask is not None and [g.status for g in reply.ask.gpus] == ["ambiguous"]
+
+
+@pytest.mark.parametrize("text", [
+    # Llama 3 70B in Q4_K_M is a 39.6 GiB file (tests/cases/serving_throughput.jsonl, gguf-size-llama3-70b-q4_k_m):
+    # no 32 GB M2 Max holds it, a 64 or 96 GB one does, so which one the user has decides the answer
+    "can my M2 Max run Llama 3 70B?",
+    # Qwen2.5 7B in FP16 (7.6 B parameters x 2 bytes = 15.2 GB) plus a cache does not fit a 16 GB V100 but fits a
+    # 32 GB one: the smallest would be answered in 4-bit, the larger in FP16
+    "serve Qwen2.5 7B on a V100 for 10 users",
+])
+def test_a_chip_named_without_its_memory_is_asked_about_when_its_size_decides(text: str, snapshot: Any) -> None:
+    reply = answer(text, snapshot=snapshot, now=NOW)
+    assert reply.kind == "clarification", (text, reply.kind)
 
 
 def test_apple_chips_and_laptop_cards_are_read_by_name(snapshot: Any) -> None:

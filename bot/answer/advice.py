@@ -55,7 +55,8 @@ def model_label(verdict: Verdict) -> str:
 def recommendation_reply(workload: Workload, *, snapshot: Snapshot, lang: str, question: str,
                          ignored: tuple[str, ...], ask: Ask | None,
                          extra_sections: tuple[str, ...] = (), memory_totals: bool = False,
-                         lead_sections: tuple[str, ...] = ()) -> Reply:
+                         lead_sections: tuple[str, ...] = (),
+                         smallest_of: tuple[str, tuple[float, ...], str] | None = None) -> Reply:
     """`memory_totals`: the question asked how much memory the model takes ("how much VRAM for Llama 3 70B?"):
     the card opens with the whole model's weights per format and the cache per user (`memory_totals_section`)."""
     verdict = evaluate(workload, snapshot)
@@ -71,7 +72,7 @@ def recommendation_reply(workload: Workload, *, snapshot: Snapshot, lang: str, q
         buttons=what_if_buttons(verdict, state, snapshot.gpus,
                                 running_assumed=ask is not None and "method" in ask.assumed),
         extra_sections=extra_sections, lead_sections=lead_sections, read_as=read_as(ask, workload, snapshot),
-        speed_first=ask is not None and asks_speed(ask.text),
+        smallest_of=smallest_of, speed_first=ask is not None and asks_speed(ask.text),
     )
     kind = "serving" if method in SERVING_METHODS else "recommendation"  # the serving card: tokens/s, $/M tokens
     return reply_from(render_card(kind, view, lang), ask=ask, state=state, verdict=verdict)

@@ -6,6 +6,7 @@ import functools
 import logging
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 
 from bot.answer import actions
@@ -15,7 +16,7 @@ from bot.answer.capacity import asks_capacity, capacity_question, capacity_reply
 from bot.answer.advice import fit_lines_for, knowledge_section, recommendation_reply
 from bot.answer.ignored import localized_ignored
 from bot.answer.reply import Reply, help_reply, reply_from
-from bot.parse.ask import Ask
+from bot.parse.ask import Ask, GpuMention
 from bot.parse.training import MEMORY_QUESTION
 from bot.render.cards import render_card
 from bot.render.views import (
@@ -24,7 +25,7 @@ from bot.render.views import (
 from knowledge.kb import KbAnswer, KbResult
 from knowledge.snapshot import Snapshot
 from rules.plans.compare import catalog_strengths, decide_comparison
-from rules.types import Workload
+from rules.types import GpuSpec, Workload
 
 Previous = Mapping[str, JsonValue]  # a thread's saved state: a ButtonState, {"state": ...} or {"text": ...}
 
@@ -289,6 +290,9 @@ def _advise(ask: Ask, *, snapshot: Snapshot, lang: str, now: datetime, previous:
             # "what can I run on my 4090?": what the named hardware holds, not a model size to pick first
             return capacity_reply(workload, snapshot=snapshot, lang=lang, question=ask.text,
                                   ignored=localized_ignored(ask.ignored, lang), ask=ask)
+        smallest = _on_smallest_variant(ask, snapshot=snapshot, lang=lang, extra_sections=extra_sections)
+        if smallest is not None:
+            return smallest
         clarify = _clarification(ask, state, snapshot, lang)
         if clarify is not None:
             return clarify
@@ -309,6 +313,54 @@ def _advise(ask: Ask, *, snapshot: Snapshot, lang: str, now: datetime, previous:
                                 ignored=localized_ignored(ask.ignored, lang),  # issue 19: notes in the reader's language
                                 ask=ask, extra_sections=extra_sections, memory_totals=memory_question,
                                 lead_sections=lead)
+
+
+_MEMORY_IN_NAME = re.compile(r"\s*\(?\b\d+(?:\.\d+)?\s?GB\)?", re.IGNORECASE)
+
+
+def memory_variants(ask: Ask, snapshot: Snapshot) -> tuple[GpuMention, tuple[GpuSpec, ...]] | None:
+    """The one ambiguous GPU of a request when it is a single chip or card named without its memory ("M2 Max":
+    32, 64 or 96 GB), its variants smallest first (the slower first among equal sizes); else None."""
+    if [kind for kind, _ in ask.clarifications] != ["gpu_ambiguous"]:
+        return None
+    mention = next((g for g in ask.gpus if g.status == "ambiguous"), None)
+    if mention is None or len(mention.candidates) < 2 or any(i not in snapshot.gpus for i in mention.candidates):
+        return None
+    gpus = [snapshot.gpus[i] for i in mention.candidates]
+    if len({_MEMORY_IN_NAME.sub("", g.name).strip() for g in gpus}) != 1:
+        return None  # "A100": SXM or PCIe as well as 40 or 80 GB
+    return mention, tuple(sorted(gpus, key=lambda g: (g.vram_gb, g.memory_bandwidth_gbs, g.id)))
+
+
+def _on_smallest_variant(ask: Ask, *, snapshot: Snapshot, lang: str, extra_sections: tuple[str, ...]) -> Reply | None:
+    """"Can my M2 Max run Llama 3 8B?": when the model runs on the chip's smallest memory size in the format it
+    would run in on the largest, the answer for that size holds for every size (a larger one holds the same and
+    more), so the card answers it and says so instead of asking which memory; when it does not fit there, or fits
+    only in a smaller format, which size the user has decides it: None (ask)."""
+    found = memory_variants(ask, snapshot)
+    if found is None:
+        return None
+    mention, variants = found
+    smallest = variants[0]
+    pinned = replace(mention, status="found", gpu_id=smallest.id, name=smallest.name)
+    chosen = replace(ask, gpus=tuple(pinned if g is mention else g for g in ask.gpus), clarifications=())
+    workload = _workload(chosen, snapshot, None)
+    if workload.method not in ("running", "serving") or (workload.model is None and workload.params_b is None):
+        return None
+    name = _MEMORY_IN_NAME.sub("", smallest.name).strip()
+    sizes = tuple(sorted({g.vram_gb for g in variants}))
+    reply = recommendation_reply(workload, snapshot=snapshot, lang=lang, question=ask.text,
+                                 ignored=localized_ignored(ask.ignored, lang), ask=chosen,
+                                 extra_sections=extra_sections, smallest_of=(name, sizes, smallest.id))
+    on_smallest = reply.verdict.pinned if reply.verdict is not None else None
+    if on_smallest is None or not on_smallest.fits:
+        return None
+    from bot.answer.advice import evaluate
+
+    on_largest = evaluate(replace(workload, gpu=variants[-1].id), snapshot).pinned
+    if on_largest is None or on_largest.precision != on_smallest.precision:
+        return None  # a larger size runs it in a better format (BF16, not 4-bit): which one the user has decides
+    return replace(reply, ask=ask)  # `parsed` stays what the parser read (ask --json: the same as parse --json)
 
 
 def _is_diffusion(workload: Workload, ask: Ask) -> bool:

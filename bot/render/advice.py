@@ -53,11 +53,18 @@ class RecommendationView:
     lead_sections: tuple[str, ...] = field(default=())
     # A GPU described by its memory only: (memory GB, the catalog card standing for it, how many such cards).
     read_as: tuple[float, str, int] | None = None
+    # A chip named without its memory ("M2 Max"), answered on its smallest memory size because the model fits
+    # there: (the name without memory, every size in GB, the catalog card answered for).
+    smallest_of: tuple[str, tuple[float, ...], str] | None = None
     speed_first: bool = False  # the question asks how fast ("how many tokens/s"): the rate before the fit
 
 
 def read_as_line(view: RecommendationView, f: Formatter) -> str:
     """"A 64 GB card, read as Apple M4 Pro (64 GB): the slowest of 5 such cards in the catalog.", or ""."""
+    if view.smallest_of is not None:
+        name, sizes, gpu_id = view.smallest_of
+        listed = f.messages.plain("common.list_sep").join(f.gb(size) for size in sizes)
+        return f.messages.text("card.smallest_variant", name=name, sizes=listed, gpu=gpu_name(view, gpu_id))
     if view.read_as is None:
         return ""
     memory, gpu_id, count = view.read_as
