@@ -225,11 +225,11 @@ class GpuIndex:
             return None  # "v2" (from "Standard_NC6s_v2") says too little; "m2 ultra" is a name
         containing = [(key, gid) for key, gid in self.family_keys if _contains(key, core)]
         ids = list(dict.fromkeys(gid for _, gid in containing))
-        if not ids or len(ids) > MAX_FAMILY:
-            return None
         # "3090" means the 3090, not the 3090 Ti; "4070" is none of 4070 Ti / SUPER (a card not in the catalog)
         upgraded = {g for g in ids if all(_followed_by_variant(k, core) for k, gid in containing if gid == g)}
         plain = [g for g in ids if g not in upgraded]
+        if not ids or len(plain or ids) > MAX_FAMILY:
+            return None  # "apple m2": 3 sizes of the base chip, not 11 with the M2 Pro, Max and Ultra
         suggest = tuple(plain or ids)[:MAX_SUGGESTIONS]
         ids = plain
         if memory:
@@ -309,7 +309,12 @@ def _followed_by_variant(key: tuple[str, ...], part: tuple[str, ...]) -> bool:
     """True when every occurrence of `part` in `key` is followed by Ti/Super/XT/D/Laptop (a different card)."""
     n = len(part)
     starts = [i for i in range(len(key) - n + 1) if key[i : i + n] == part]
-    return bool(starts) and all(i + n < len(key) and key[i + n] in FAMILY_VARIANTS for i in starts)
+    return bool(starts) and all(i + n < len(key) and (key[i + n] in FAMILY_VARIANTS or (
+        key[i + n] in APPLE_TIERS and part[-2:-1] == ("m",) and part[-1].isdigit())) for i in starts)
+
+
+# "Apple M2" is the base chip, not the M2 Pro, Max or Ultra (other chips, other memory and bandwidth).
+APPLE_TIERS = frozenset({"pro", "max", "ultra"})  # after the chip's tokens ("m", "2"): another chip
 
 
 def _vram_matches(gpu: GpuSpec, memory: float) -> bool:

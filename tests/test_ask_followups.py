@@ -105,6 +105,36 @@ def test_apple_chips_and_laptop_cards_are_read_by_name(snapshot: Any) -> None:
     assert mention.status == "ambiguous" and all(c.startswith("apple-m3-max-") for c in mention.candidates)
 
 
+@pytest.mark.parametrize(("text", "gpu"), [
+    ("Apple M2 16GB run 7B?", "apple-m2-16gb"),
+    ("맥북 M2 16GB로 7B 모델 돌릴 수 있나요?", "apple-m2-16gb"),  # 맥북 = MacBook
+    ("M4 Mac mini 16GB: Llama 3.1 8B speed?", "apple-m4-16gb"),
+    ("can my M1 MacBook Air 8GB run Llama 3 8B?", "apple-m1-8gb"),
+    ("my m2 16gb, llama 3 8b?", "apple-m2-16gb"),
+    ("iMac M3 8GB llama 3.2 3b", "apple-m3-8gb"),
+    ("Mac mini M4 Pro 24GB llama", "apple-m4-pro-24gb"),  # the Pro is another chip
+    ("run llama 3.2 3B on a GTX 1060 6GB", "gtx-1060-6gb"),
+    ("can my 1080 Ti run Mistral 7B?", "gtx-1080-ti"),
+    ("ollama跑qwen2.5:7b，显卡是1660S 6G，能跑吗", "gtx-1660-super"),
+])
+def test_the_base_apple_chips_and_older_geforce_cards_are_read_by_name(text: str, gpu: str, snapshot: Any) -> None:
+    """The MacBook Air / Mac mini chips (M1-M4, no Pro/Max/Ultra) and the GTX 10/16 cards people still own: the
+    chip is read with the Mac word on either side or a memory figure beside it, never from "M2" alone."""
+    from bot.parse import parse
+
+    assert [g.gpu_id for g in parse(text, snapshot=snapshot).gpus] == [gpu]
+
+
+def test_a_base_chip_without_memory_is_one_of_its_own_sizes_and_m2_alone_is_no_chip(snapshot: Any) -> None:
+    from bot.parse import parse
+
+    mention = parse("can a MacBook Air M2 run llama 3.2 3B?", snapshot=snapshot).gpus[0]
+    # M2: 8, 16 or 24 GB (MacRumors, 2022-06-06: "up to 24GB"); not the M2 Pro, Max or Ultra
+    assert mention.status == "ambiguous" and set(mention.candidates) == {"apple-m2-8gb", "apple-m2-16gb",
+                                                                         "apple-m2-24gb"}
+    assert parse("M2 SSD for llama 8b", snapshot=snapshot).gpus == ()
+
+
 def test_a_paged_serving_engine_says_no_and_how_many_users_fit(snapshot: Any) -> None:
     """vLLM for 20 users on one T4: not 'offload to RAM' (a paged server does not do that for many users) but
     no, with how many of the 20 sequences the card holds and how many cards would hold them all."""

@@ -29,6 +29,9 @@ _PLUS = re.compile(r"^\s?(?:\+|&|加上?)\s?$")
 _VENDOR = r"(?:(?:nvidia|geforce|tesla|amd|radeon|instinct|intel|habana|quadro)\s?)*"
 # "80gb", "(40g)", "80 go" (French), "de 80gb" / "mit 80gb" (the connector is dropped before lookup).
 _MEMORY = r"(?:[\s-]?(?:sxm\d?|pcie|nvl|(?:(?:de|with|mit|con|avec|với)\s)?\(?\d{2,3}\s?g(?:b|ib|o)?\)?))"
+_MAC_WORD = r"apple|mac\s?(?:studio|mini|book(?:\s?(?:air|pro))?)|imac|맥북(?:\s?(?:에어|프로))?|맥\s?미니"
+_NOT_A_TIER = r"(?!\s?(?:pro|max|ultra)(?![a-z]))"
+_BASE_CHIP = re.compile(rf"(?:(?:{_MAC_WORD})\s?)?(m[1-5])(?:\s?(?:{_MAC_WORD}))?")
 _CONNECTOR = re.compile(r"\s(?:de|with|mit|con|avec|với)(?=\s\(?\d)")
 _NAMES = (
     r"rtx\s?pro\s?\d{4}(?:\s?blackwell)?",
@@ -41,6 +44,10 @@ _NAMES = (
     # Apple silicon by chip ("M3 Max"; the memory written beside it picks the configuration), Jetson and
     # DGX Spark, AWS's own chips.
     r"(?:mac\s?(?:studio|mini|book\s?pro)\s?)?m[1-5]\s?(?:pro|max|ultra)",
+    # the base chips (MacBook Air, Mac mini, iMac) only beside a Mac word or a memory figure: "M2" alone is as
+    # often an M.2 drive ("apple m2", "macbook air m1", "m4 mac mini", "맥북 m2", "m2 16gb")
+    rf"(?:{_MAC_WORD})\s?m[1-5]{_NOT_A_TIER}(?:\s?(?:{_MAC_WORD}))?|m[1-5]{_NOT_A_TIER}\s?(?:{_MAC_WORD})"
+    r"|m[1-5](?=\s?\(?\d{1,3}\s?(?:gb|g|gib)(?![a-z0-9]))",
     r"dgx\s?spark|jetson\s?(?:agx\s?)?orin(?:\s?nx)?|trainium\s?2?|trn[12]|inferentia\s?2?",
 )
 _INSTANCE = r"[a-z]\d[a-z]{0,3}\.\d{0,2}x?large|a\d-(?:high|mega|ultra)gpu-\d+g|gpu_\d+x_[a-z0-9_]+|standard_nd[a-z0-9_]+"
@@ -118,6 +125,8 @@ def find_gpus(text: str, snapshot: Snapshot, vocabulary: Vocabulary) -> GpuFound
         if len(mentions) >= MAX_GPU_SPANS:
             break
         query = _CONNECTOR.sub("", m.group(0).strip()).replace(" go", "gb")
+        if chip := _BASE_CHIP.fullmatch(query):
+            query = f"apple {chip.group(1)}"  # the chip, whatever Mac it is in ("m4 mac mini" -> "apple m4")
         match = resolve_gpu(snapshot.gpu_index, query)
         plural = False
         if match.status != "found" and query.endswith("s"):  # "a100s", "4090s"; "l40s" and "1660s" are names
