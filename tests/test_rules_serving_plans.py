@@ -205,6 +205,15 @@ def test_llama_cpp_command_offloads_only_what_does_not_fit():
     assert argv[argv.index("-ctk") + 1] == "q8_0" and argv[argv.index("-ctv") + 1] == "q8_0"
 
 
+@pytest.mark.parametrize("gpu", ["gtx-1080-ti", "p100"])
+def test_a_card_before_volta_is_served_by_llama_cpp_not_vllm(gpu: str):
+    """vLLM needs compute capability 7.0 or higher (vLLM's installation requirements; Pascal is 6.x): serving on
+    a GTX 1080 Ti or a P100 with no engine named is a llama.cpp server, never a `vllm serve` line."""
+    v = run(Workload(model=LLAMA3_8B, method="serving", concurrency=5, gpu=gpu, gpus=1))
+    assert v.assumptions["engine"] == "llama.cpp"
+    assert v.command is not None and v.command.argv[0] == "llama-server"
+
+
 def test_ollama_command_is_environment():
     v = run(Workload(model=LLAMA3_8B, method="serving", engine="ollama", concurrency=4, context_tokens=8192,
                      gpu="rtx-4090", gpus=1))

@@ -98,12 +98,21 @@ def quality_code(precision: str, shape: Shape) -> str:
     return NATIVE_QUALITY_CODE if family == "4bit" and precision == native_format(shape) else QUALITY_CODES[family]
 
 
+# vLLM needs CUDA compute capability 7.0 or higher ("GPU: compute capability 7.0 or higher (e.g., V100, T4,
+# RTX20xx, A100, L4, H100, etc.)", https://docs.vllm.ai/en/v0.14.0/getting_started/installation/gpu/), so an
+# NVIDIA card before Volta (GTX 10 series, P100, P4: 6.x; M60: 5.2; K80: 3.7) is served by llama.cpp.
+_BEFORE_VOLTA = ("Pascal", "Maxwell", "Kepler")
+
+
 def pick_engine(workload: Workload, method: str, gpu: GpuSpec) -> str:
-    """The engine named, else llama.cpp for GGUF, Apple silicon and one user on a desktop card, else vLLM."""
+    """The engine named, else llama.cpp for GGUF, Apple silicon, NVIDIA cards before Volta (no vLLM) and one
+    user on a desktop card, else vLLM."""
     if workload.engine in ENGINES:
         return workload.engine
     quantization = workload.quantization or ""
     if quantization.startswith("gguf") or getattr(gpu, "unified_memory", False):
+        return "llama.cpp"
+    if gpu.vendor == "NVIDIA" and gpu.architecture.startswith(_BEFORE_VOLTA):
         return "llama.cpp"
     if method == "running" and gpu.segment == "consumer":
         return "llama.cpp"
