@@ -19,7 +19,7 @@ from rules.plans.search import Search, search, with_cost, with_findings
 from rules.plans.serving_verdict import evaluate_serving
 from rules.plans.tier import pick_tier
 from rules.tables import RuleTables
-from rules.types import GpuSpec, Method, Offer, Provider, PurchasePrice, Workload
+from rules.types import GpuSpec, Method, Offer, Provider, PurchasePrice, Workload, owned_only
 from rules.verdict import Finding, Number, Option, Pinned, Verdict
 from rules.workload.serving import serving_method
 from rules.workload.setup import DEFAULT_METHOD, UNTIMED_METHODS, Setup
@@ -56,9 +56,9 @@ def resolve_shape(workload: Workload, method: str) -> tuple[Shape, list[Finding]
 
 def training_pool(gpus: Mapping[str, GpuSpec]) -> Mapping[str, GpuSpec]:
     """The GPUs a training plan is searched on when the user named none: not Apple silicon (the training
-    model is for CUDA/ROCm frameworks), laptop GPUs or modded boards (nobody rents them; a user who owns one
-    names it, and it is then evaluated as pinned hardware)."""
-    return {k: g for k, g in gpus.items() if not (g.unified_memory or g.laptop or g.modified)}
+    model is for CUDA/ROCm frameworks), laptop GPUs, modded boards or GeForce GTX cards (nobody rents them; a
+    user who owns one names it, and it is then evaluated as pinned hardware)."""
+    return {k: g for k, g in gpus.items() if not (g.unified_memory or g.laptop or g.modified or owned_only(g))}
 
 
 def _is_diffusion_model(workload: Workload) -> bool:

@@ -71,6 +71,12 @@ class GpuSpec:
         return by_constructor(self)
 
 
+def owned_only(gpu: GpuSpec) -> bool:
+    """A GeForce GTX card (GTX 10 and 16 series: no tensor cores, out of production, rented nowhere): answered
+    when its owner names it, never offered as a plan, an alternative or a card to buy."""
+    return gpu.vendor == "NVIDIA" and gpu.name.startswith("GeForce GTX")
+
+
 @dataclass(frozen=True, slots=True)
 class ModelSpec:
     """A model preset with the architecture fields the memory and time model need."""

@@ -457,3 +457,23 @@ def test_cards_to_buy_for_an_asked_format_are_cards_that_run_it():
     more = run(replace(asked, budget_usd=5000), pool)
     bought = [f.numbers for f in more.findings if f.code.startswith("buy.within_budget")]
     assert [(b["gpu"], b["precision"]) for b in bought] == [("rtx-a6000", "awq")]
+
+
+@pytest.mark.parametrize(("model", "concurrency", "budget"), [
+    ("llama-3-8b", None, 1000.0), ("llama-3.1-70b", None, 2000.0), ("qwen2.5-32b", 4, 5000.0),
+    ("llama-3.1-70b", 20, 40_000.0), ("llama-3-8b", 50, 600.0),
+])
+def test_the_budget_ladder_from_the_searchs_plans_is_the_one_fitted_again(model: str, concurrency: int | None,
+                                                                         budget: float):
+    """buy_within_budget reads the catalog search's plan per card (fewest cards first) instead of fitting each
+    priced card again on the counts the budget buys: the findings must be the same either way."""
+    from rules.plans.serving_verdict import _search, buy_within_budget, search_counts
+
+    work = Workload(model=catalog_model(model), method="serving" if concurrency else "running",
+                    concurrency=concurrency, budget_usd=budget)
+    shape = shape_from_model(work.model)
+    space = ServingSpace(work, shape, serving_method(work), tables())
+    scored, _ = _search(space, GPUS, search_counts(work, pinned=False), OFFERS, providers(), None)
+    again = buy_within_budget(space, GPUS, budget)
+    reused = buy_within_budget(space, GPUS, budget, None, {s.plan.gpu.id: s for s in scored})
+    assert [(f.code, dict(f.numbers)) for f in reused] == [(f.code, dict(f.numbers)) for f in again]

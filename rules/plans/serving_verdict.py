@@ -32,7 +32,7 @@ from rules.plans.serving_findings import option_findings, pinned_findings
 from rules.speed.serving import Rate
 from rules.plans.tier import pick_tier
 from rules.tables import RuleTables
-from rules.types import GpuSpec, Offer, Provider, PurchasePrice, Workload
+from rules.types import GpuSpec, Offer, Provider, PurchasePrice, Workload, owned_only
 from rules.verdict import Finding, Number, Option, Pinned, PrecisionFit, Rejection, Verdict
 from rules.workload.serving import (
     CONTEXT_STEPS,
@@ -283,10 +283,11 @@ def evaluate_serving(workload: Workload, method: str, shape: Shape, findings: li
     dated street prices to buy a GPU, by GPU id (what buying one costs today: buy_price)."""
     space = ServingSpace(workload, shape, method, tables)
     pinned_gpu = gpus.get(workload.gpu) if workload.gpu else None
-    scored, rejections = _search(space, gpus, search_counts(workload, pinned=pinned_gpu is not None),
+    pool = {k: g for k, g in gpus.items() if not owned_only(g)}  # the named card is evaluate_pinned's
+    scored, rejections = _search(space, pool, search_counts(workload, pinned=pinned_gpu is not None),
                                  offers_by_gpu, providers, offer_book)
     if workload.gpus and not scored and pinned_gpu is None:  # the count asked for fits nowhere: any count
-        scored, rejections = _search(space, gpus, search_counts(workload, pinned=True), offers_by_gpu, providers,
+        scored, rejections = _search(space, pool, search_counts(workload, pinned=True), offers_by_gpu, providers,
                                      offer_book)
     ranked = rank_serving(scored, objective_for(workload))
     if workload.tokens_per_s:  # plans that sustain the rate asked for first: a cheaper plan that misses it is no pick
@@ -305,7 +306,10 @@ def evaluate_serving(workload: Workload, method: str, shape: Shape, findings: li
             offer = price(pinned_plan, offers_by_gpu.get(pinned_gpu.id, ()), workload, tables, providers, offer_book)
             pinned_scored = score(pinned_plan, space, offer)
     if workload.budget_usd is not None and workload.budget_usd_per_hour is None and pinned_gpu is None:
-        findings += buy_within_budget(space, gpus, float(workload.budget_usd), street)
+        # the search tried every count in order, fewest first, as the budget's counts would: its plans answer it
+        # (not with a count of its own to keep, nor with a tokens/s target that can pass a first fit over)
+        searched = {s.plan.gpu.id: s for s in scored} if not workload.gpus and not workload.tokens_per_s else None
+        findings += buy_within_budget(space, gpus, float(workload.budget_usd), street, searched)
     shown = _shown(ranked, pinned_scored)[:TOP_OPTIONS]
     top = tuple(_with_findings(to_option(s, space), gpus[s.plan.gpu.id], workload,
                                offers_by_gpu.get(s.plan.gpu.id, ()), tables, shape) for s in shown)
@@ -337,16 +341,26 @@ def evaluate_serving(workload: Workload, method: str, shape: Shape, findings: li
 
 
 def buy_within_budget(space: ServingSpace, gpus: Mapping[str, GpuSpec], budget_usd: float,
-                      street: Mapping[str, Sequence[PurchasePrice]] | None = None) -> list[Finding]:
+                      street: Mapping[str, Sequence[PurchasePrice]] | None = None,
+                      searched: Mapping[str, Scored] | None = None) -> list[Finding]:
     """A total budget for a model to serve or run is money to buy hardware with ("buy a GPU under $2000 to run
     30B"): the cards whose list price (`purchase_usd`, dated) times the count stays within it and that hold
-    the model, fastest per user first (then cheaper), one per architecture and speed; else that none does."""
+    the model, fastest per user first (then cheaper), one per architecture and speed; else that none does.
+
+    `searched`: the catalog search's plan per GPU, fewest cards first over SERVING_COUNTS and beyond (no tokens/s
+    target). The budget's counts are a prefix of those, so a card's plan within the budget is the search's plan
+    when its cards cost no more than the budget, and none otherwise: the same answer without fitting again."""
     rows: list[tuple[float, float, GpuSpec, ServingPlan, dict[str, str]]] = []
     for gpu in gpus.values():
         known = buy_price(gpu, street)
         if known is None or known[0] <= 0 or not runs_asked_format(space, gpu):
             continue
         unit, basis = known
+        if searched is not None and not owned_only(gpu):
+            hit = searched.get(gpu.id)
+            if hit is not None and hit.plan.setup.gpus in SERVING_COUNTS and hit.plan.setup.gpus * unit <= budget_usd:
+                rows.append((hit.rate.output_tokens_per_s_per_user, hit.plan.setup.gpus * unit, gpu, hit.plan, basis))
+            continue
         counts = tuple(c for c in SERVING_COUNTS if c * unit <= budget_usd)
         found = fit_serving(gpu, space, counts) if counts else None
         if isinstance(found, ServingPlan):
