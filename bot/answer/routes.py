@@ -82,14 +82,20 @@ def asks_why(ask: Ask) -> bool:
     return "explain" in _cues(ask)
 
 
-def _cues(ask: Ask) -> set[str]:
-    """The parser's intent cues found in the question; "buy" also for a cue phrase that holds a buy word
-    ("買う価値" worth buying, "nên mua" should buy: matched whole as `explain` or `advise`, longest first)."""
+def _cue_phrases(ask: Ask) -> tuple[str, list[tuple[str, int, int]]]:
+    """The question as the parser normalises it for its cue phrases, and each cue found there (cue, start, end)."""
     from bot.parse.text import clean_text
     from bot.parse.vocabulary import load_vocabulary
 
-    text, _ = clean_text(ask.text)  # the parser matches its cue phrases on this normalised text
-    found = load_vocabulary().intents.find(text)
+    text, _ = clean_text(ask.text)
+    return text, list(load_vocabulary().intents.find(text))
+
+
+def _cues(ask: Ask, phrases: tuple[str, list[tuple[str, int, int]]] | None = None) -> set[str]:
+    """The parser's intent cues found in the question; "buy" also for a cue phrase that holds a buy word
+    ("買う価値" worth buying, "nên mua" should buy: matched whole as `explain` or `advise`, longest first).
+    `phrases`: `_cue_phrases(ask)` when the caller has it already."""
+    text, found = phrases or _cue_phrases(ask)
     cues = {cue for cue, _, _ in found}
     if "buy" not in cues and cues & {"explain", "advise"}:
         buys = _buy_phrases()
@@ -125,19 +131,18 @@ def _buying_named_card(ask: Ask, snapshot: Snapshot, lang: str) -> KbAnswer | No
 GENERIC_WHAT = frozenset({"what is", "what's", "what are", "was ist", "qué es", "que es"})
 
 
-def _asks_why_beside_work(ask: Ask) -> bool:
+def _asks_why_beside_work(ask: Ask, phrases: tuple[str, list[tuple[str, int, int]]] | None = None) -> bool:
     """An explain cue other than a generic "what is" (GENERIC_WHAT)."""
-    from bot.parse.text import clean_text
-    from bot.parse.vocabulary import load_vocabulary
-
-    text, _ = clean_text(ask.text)
-    return any(cue == "explain" and text[start:end] not in GENERIC_WHAT
-               for cue, start, end in load_vocabulary().intents.find(text))
+    text, found = phrases or _cue_phrases(ask)
+    return any(cue == "explain" and text[start:end] not in GENERIC_WHAT for cue, start, end in found)
 
 
 def _why_sections(ask: Ask, snapshot: Snapshot, lang: str) -> tuple[str, ...]:
     """The knowledge answer shown above a recommendation when a workload question also asks why, else ()."""
-    if not (carries_workload(ask) and asks_why(ask) and _asks_why_beside_work(ask)):
+    if not carries_workload(ask):
+        return ()
+    phrases = _cue_phrases(ask)  # normalised and matched once for both questions below
+    if not ("explain" in _cues(ask, phrases) and _asks_why_beside_work(ask, phrases)):
         return ()
     result = _kb_match(ask, snapshot, lang)
     if result is None or result.status != "answer" or result.entry is None:
