@@ -266,11 +266,11 @@ class Scored:
 
     plan: ServingPlan
     offer: Offer | None
-    rate: Rate
+    rate: Rate | None  # None until asked for (`scored_rate`): an unpriced plan's rate ranks only by speed
     usd_per_hour: float | None
     usd_per_million: float | None  # plan $/hour / (all sequences' tokens/s x 3600) x 1e6
 
-    def __init__(self, plan: ServingPlan, offer: Offer | None, rate: Rate, usd_per_hour: float | None,
+    def __init__(self, plan: ServingPlan, offer: Offer | None, rate: Rate | None, usd_per_hour: float | None,
                  usd_per_million: float | None) -> None:
         # Spelled out: mypyc compiles it, not a dataclass's generated __init__ (rules/__init__.py).
         object.__setattr__(self, "plan", plan)
@@ -280,15 +280,28 @@ class Scored:
         object.__setattr__(self, "usd_per_million", usd_per_million)
 
 
-def score(plan: ServingPlan, space: ServingSpace, offer: Offer | None) -> Scored:
-    rate = space.rate(plan)
+def score(plan: ServingPlan, space: ServingSpace, offer: Offer | None, *, rate_now: bool = True) -> Scored:
+    """`rate_now=False`: a plan without a price leaves its rate to `scored_rate` (the cheapest-first ranking puts
+    it after every priced plan by GPU id alone, so most of the catalog's rates are never read)."""
     per_hour = plan_usd_per_hour(offer, plan.setup.gpus)
+    if per_hour is None and not rate_now:
+        return Scored(plan, offer, None, None, None)
+    rate = space.rate(plan)
     if per_hour is not None:
         per_hour *= plan.replicas  # each copy on its own instance of the offer
     per_million = None
     if per_hour is not None and rate.output_tokens_per_s > 0:
         per_million = per_hour / (rate.output_tokens_per_s * 3600.0) * 1e6
     return Scored(plan, offer, rate, per_hour, per_million)
+
+
+def scored_rate(scored: Scored, space: ServingSpace) -> Rate:
+    """The plan's rate, computed on first use when `score` left it for later (kept on the object)."""
+    rate = scored.rate
+    if rate is None:
+        rate = space.rate(scored.plan)
+        object.__setattr__(scored, "rate", rate)
+    return rate
 
 
 def to_option(scored: Scored, space: ServingSpace) -> Option:
@@ -302,11 +315,11 @@ def to_option(scored: Scored, space: ServingSpace) -> Option:
     nodes = setup.nodes * plan.replicas if setup.gpus > GPUS_PER_NODE else max(math.ceil(count / GPUS_PER_NODE), 1)
     return Option(plan.gpu.id, count, nodes, sharding_name(setup), (), estimate, None, None, scored.offer,
                   (), precision=setup.weight_format, engine=setup.engine,
-                  throughput=space.throughput(plan, scored.rate), usd_per_million_output_tokens=per_million,
+                  throughput=space.throughput(plan, scored_rate(scored, space)), usd_per_million_output_tokens=per_million,
                   usd_per_month=per_month, replicas=plan.replicas)
 
 
-def rank_serving(scored: list[Scored], objective: str) -> list[Scored]:
+def rank_serving(scored: list[Scored], objective: str, space: ServingSpace) -> list[Scored]:
     """Cheapest per million output tokens (default), fastest per user, or simplest (fewest cards); ties by
     fewer cards then GPU id; plans without a price after those with one."""
     inf = float("inf")
@@ -315,7 +328,8 @@ def rank_serving(scored: list[Scored], objective: str) -> list[Scored]:
         return s.usd_per_million if s.usd_per_million is not None else inf
 
     if objective == "fastest":
-        return sorted(scored, key=lambda s: (-s.rate.output_tokens_per_s_per_user, cost(s), s.plan.gpu.id))
+        return sorted(scored, key=lambda s: (-scored_rate(s, space).output_tokens_per_s_per_user, cost(s),
+                                             s.plan.gpu.id))
     if objective == "simplest":
         return sorted(scored, key=lambda s: (s.plan.setup.nodes, s.plan.setup.gpus, cost(s), s.plan.gpu.id))
     return sorted(scored, key=lambda s: (cost(s), s.plan.setup.gpus, s.plan.gpu.id))

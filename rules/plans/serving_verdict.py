@@ -25,6 +25,7 @@ from rules.plans.serving import (
     price,
     rank_serving,
     score,
+    scored_rate,
     to_option,
     valid_counts,
 )
@@ -195,7 +196,7 @@ def _search(space: ServingSpace, pool: Mapping[str, GpuSpec], counts: tuple[int,
             rejections.append(found)
             continue
         offer = price(found, offers_by_gpu.get(gpu_id, ()), space.workload, space.tables, providers, book)
-        scored.append(score(found, space, offer))
+        scored.append(score(found, space, offer, rate_now=False))
     return scored, rejections
 
 
@@ -289,10 +290,10 @@ def evaluate_serving(workload: Workload, method: str, shape: Shape, findings: li
     if workload.gpus and not scored and pinned_gpu is None:  # the count asked for fits nowhere: any count
         scored, rejections = _search(space, pool, search_counts(workload, pinned=True), offers_by_gpu, providers,
                                      offer_book)
-    ranked = rank_serving(scored, objective_for(workload))
+    ranked = rank_serving(scored, objective_for(workload), space)
     if workload.tokens_per_s:  # plans that sustain the rate asked for first: a cheaper plan that misses it is no pick
-        ranked = [s for s in ranked if meets_target(workload, s.rate)] + \
-            [s for s in ranked if not meets_target(workload, s.rate)]
+        ranked = [s for s in ranked if meets_target(workload, scored_rate(s, space))] + \
+            [s for s in ranked if not meets_target(workload, scored_rate(s, space))]
     pinned = pinned_plan = pinned_scored = None
     if pinned_gpu is not None:
         count = workload.gpus or fewest_cards(space, pinned_gpu)
@@ -359,7 +360,8 @@ def buy_within_budget(space: ServingSpace, gpus: Mapping[str, GpuSpec], budget_u
         if searched is not None and not owned_only(gpu):
             hit = searched.get(gpu.id)
             if hit is not None and hit.plan.setup.gpus in SERVING_COUNTS and hit.plan.setup.gpus * unit <= budget_usd:
-                rows.append((hit.rate.output_tokens_per_s_per_user, hit.plan.setup.gpus * unit, gpu, hit.plan, basis))
+                rows.append((scored_rate(hit, space).output_tokens_per_s_per_user, hit.plan.setup.gpus * unit, gpu,
+                             hit.plan, basis))
             continue
         counts = tuple(c for c in SERVING_COUNTS if c * unit <= budget_usd)
         found = fit_serving(gpu, space, counts) if counts else None
