@@ -214,6 +214,17 @@ def test_a_card_before_volta_is_served_by_llama_cpp_not_vllm(gpu: str):
     assert v.command is not None and v.command.argv[0] == "llama-server"
 
 
+def test_vllm_asked_of_a_card_before_volta_is_said_and_launched_with_llama_cpp():
+    """vLLM named for a GTX 1080 Ti (compute capability 6.1; vLLM needs 7.0): the verdict is sized and launched
+    with llama.cpp and a warning says why; searched alternatives for vLLM never include a card it cannot start on."""
+    v = run(Workload(model=LLAMA3_8B, method="serving", concurrency=5, engine="vllm", gpu="gtx-1080-ti", gpus=1))
+    assert v.assumptions["engine"] == "llama.cpp" and v.command is not None and v.command.argv[0] == "llama-server"
+    assert codes(v)["engine.unsupported"] == {"engine": "vllm", "gpu": "gtx-1080-ti", "instead": "llama.cpp"}
+    searched = run(Workload(model=LLAMA3_8B, method="serving", concurrency=5, engine="vllm"))
+    assert searched.options and all(GPUS[o.gpu_id].architecture not in ("Pascal", "Maxwell", "Kepler")
+                                    for o in searched.options)
+
+
 def test_ollama_command_is_environment():
     v = run(Workload(model=LLAMA3_8B, method="serving", engine="ollama", concurrency=4, context_tokens=8192,
                      gpu="rtx-4090", gpus=1))

@@ -77,6 +77,7 @@ KEYS = (
     N_("finding.price.pcie_instance"), N_("finding.price.whole_instance"),
     N_("finding.provision.adapter_one_card"), N_("finding.quant.4bit"), N_("finding.quant.fp8"),
     N_("finding.quant.gguf"), N_("finding.quant.int8"), N_("finding.quant.none"), N_("finding.quant.unsupported"),
+    N_("finding.engine.unsupported"),
     N_("finding.rank.decided_by"), N_("finding.serving.concurrency_assumed"),
     N_("finding.serving.context_growth"), N_("finding.serving.target_missed"), N_("finding.serving.replicas"),
     N_("finding.spot.checkpoint"), N_("finding.stack.rocm"), N_("finding.time.not_estimated"), N_("finding.time.long"),

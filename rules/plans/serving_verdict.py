@@ -39,6 +39,7 @@ from rules.workload.serving import (
     CONTEXT_STEPS,
     GGUF_ENGINES,
     asked_format_runs,
+    engine_runs,
     ladder,
     matrix_precisions,
     native_format,
@@ -122,6 +123,10 @@ def evaluate_pinned(space: ServingSpace, gpu: GpuSpec, count: int) -> tuple[Pinn
     findings = pinned_findings(space, gpu, count, plans, chosen, rate)
     if not asked_format_runs(space.workload, gpu, engine):
         findings.insert(0, unsupported_format(space.workload, gpu, engine, chosen.setup.weight_format))
+    named = space.workload.engine
+    if named and named != engine and not engine_runs(named, gpu):
+        # vLLM asked of a GTX 1080 Ti: it needs compute capability 7.0 and does not start there
+        findings.insert(0, Finding("engine.unsupported", "warn", {"engine": named, "gpu": gpu.id, "instead": engine}))
     if not chosen.fits and chosen.sustained > 0:
         findings.append(Finding("pinned.users", "info", {
             "gpu": gpu.id, "gpus": count, "precision": chosen.setup.weight_format,
@@ -186,7 +191,10 @@ def _search(space: ServingSpace, pool: Mapping[str, GpuSpec], counts: tuple[int,
             offers_by_gpu: Mapping[str, Sequence[Offer]], providers: Mapping[str, Provider],
             book: OfferBook | None) -> tuple[list[Scored], list[Rejection]]:
     scored, rejections = [], []
+    named = space.workload.engine
     for gpu_id, gpu in pool.items():
+        if named and not engine_runs(named, gpu):
+            continue  # the engine asked for does not start on this card (named hardware: evaluate_pinned says so)
         if not runs_asked_format(space, gpu):
             rejections.append(Rejection(gpu_id, "fit.format", {"precision": space.workload.quantization or "",
                                                                "engine": space.engine(gpu)}))

@@ -104,15 +104,22 @@ def quality_code(precision: str, shape: Shape) -> str:
 _BEFORE_VOLTA = ("Pascal", "Maxwell", "Kepler")
 
 
+def engine_runs(engine: str, gpu: GpuSpec) -> bool:
+    """Whether a paged serving engine starts on this card: not on an NVIDIA card before Volta (_BEFORE_VOLTA)."""
+    return engine not in PAGED_ENGINES or not (gpu.vendor == "NVIDIA" and gpu.architecture.startswith(_BEFORE_VOLTA))
+
+
 def pick_engine(workload: Workload, method: str, gpu: GpuSpec) -> str:
     """The engine named, else llama.cpp for GGUF, Apple silicon, NVIDIA cards before Volta (no vLLM) and one
     user on a desktop card, else vLLM."""
     if workload.engine in ENGINES:
+        if workload.engine in PAGED_ENGINES and not engine_runs(workload.engine, gpu):
+            return "llama.cpp"  # the named engine does not start on this card: said (finding engine.unsupported)
         return workload.engine
     quantization = workload.quantization or ""
     if quantization.startswith("gguf") or getattr(gpu, "unified_memory", False):
         return "llama.cpp"
-    if gpu.vendor == "NVIDIA" and gpu.architecture.startswith(_BEFORE_VOLTA):
+    if not engine_runs("vllm", gpu):
         return "llama.cpp"
     if method == "running" and gpu.segment == "consumer":
         return "llama.cpp"
