@@ -305,16 +305,18 @@ def _contains(key: tuple[str, ...], part: tuple[str, ...]) -> bool:
     return any(key[i : i + n] == part for i in range(len(key) - n + 1))
 
 
+# "Apple M2" is the base chip, not the M2 Pro, Max or Ultra (other chips, other memory and bandwidth).
+APPLE_TIERS = frozenset({"pro", "max", "ultra"})  # after the chip's tokens ("m", "2"): another chip
+
+
 def _followed_by_variant(key: tuple[str, ...], part: tuple[str, ...]) -> bool:
-    """True when every occurrence of `part` in `key` is followed by Ti/Super/XT/D/Laptop (a different card)."""
+    """True when every occurrence of `part` in `key` is followed by Ti/Super/XT/D/Laptop (a different card), or
+    an Apple chip's by Pro/Max/Ultra (APPLE_TIERS)."""
     n = len(part)
     starts = [i for i in range(len(key) - n + 1) if key[i : i + n] == part]
     return bool(starts) and all(i + n < len(key) and (key[i + n] in FAMILY_VARIANTS or (
         key[i + n] in APPLE_TIERS and part[-2:-1] == ("m",) and part[-1].isdigit())) for i in starts)
 
-
-# "Apple M2" is the base chip, not the M2 Pro, Max or Ultra (other chips, other memory and bandwidth).
-APPLE_TIERS = frozenset({"pro", "max", "ultra"})  # after the chip's tokens ("m", "2"): another chip
 
 
 def _vram_matches(gpu: GpuSpec, memory: float) -> bool:

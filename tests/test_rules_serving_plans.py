@@ -488,3 +488,18 @@ def test_the_budget_ladder_from_the_searchs_plans_is_the_one_fitted_again(model:
     again = buy_within_budget(space, GPUS, budget)
     reused = buy_within_budget(space, GPUS, budget, None, {s.plan.gpu.id: s for s in scored})
     assert [(f.code, dict(f.numbers)) for f in reused] == [(f.code, dict(f.numbers)) for f in again]
+
+
+def test_a_gtx_card_is_answered_when_named_and_never_offered_as_another_card():
+    """GeForce GTX cards (no tensor cores, rented and sold new nowhere) are evaluated when their owner names one,
+    never proposed: on a GTX 1650 (4 GB), Llama 3.2 3B in FP16 (6.4 GB of weights) does not fit, and the one card
+    named that holds it is not a GTX 1070 or 1080 (8 GB) the user could not buy new; no training plan uses one."""
+    from rules.engine import training_pool
+    from rules.types import owned_only
+
+    v = run(Workload(model=catalog_model("llama-3.2-3b"), method="running", quantization="bf16", gpu="gtx-1650",
+                     gpus=1))
+    assert v.pinned is not None and v.pinned.gpu == "gtx-1650" and not v.pinned.fits
+    assert not codes(v)["pinned.one_card"]["gpu"].startswith("gtx-")  # gtx-1070 would lead the 8 GB cards by id
+    assert not [g for g in training_pool(GPUS) if g.startswith("gtx-")]
+    assert {g for g in GPUS if g.startswith("gtx-")} == {g for g, spec in GPUS.items() if owned_only(spec)}

@@ -147,6 +147,13 @@ def runs_asked_format(space: ServingSpace, gpu: GpuSpec) -> bool:
     return not space.workload.quantization or asked_format_runs(space.workload, gpu, space.engine(gpu))
 
 
+def offered(space: ServingSpace, gpu: GpuSpec) -> bool:
+    """Whether a card is one to search plans on or to buy for this request: not a card answered only when named
+    (`owned_only`: a GeForce GTX), and one the engine asked for starts on (vLLM before Volta does not)."""
+    named = space.workload.engine
+    return not owned_only(gpu) and (not named or engine_runs(named, gpu))
+
+
 def unsupported_format(workload: Workload, gpu: GpuSpec, engine: str, instead: str) -> Finding:
     """The precision asked for has no kernel on this card in this engine (vLLM's quantisation hardware table:
     `format_supported`): what it was sized in instead."""
@@ -191,10 +198,9 @@ def _search(space: ServingSpace, pool: Mapping[str, GpuSpec], counts: tuple[int,
             offers_by_gpu: Mapping[str, Sequence[Offer]], providers: Mapping[str, Provider],
             book: OfferBook | None) -> tuple[list[Scored], list[Rejection]]:
     scored, rejections = [], []
-    named = space.workload.engine
     for gpu_id, gpu in pool.items():
-        if named and not engine_runs(named, gpu):
-            continue  # the engine asked for does not start on this card (named hardware: evaluate_pinned says so)
+        if not offered(space, gpu):
+            continue  # named hardware is answered apart, by evaluate_pinned (which says when the engine cannot start)
         if not runs_asked_format(space, gpu):
             rejections.append(Rejection(gpu_id, "fit.format", {"precision": space.workload.quantization or "",
                                                                "engine": space.engine(gpu)}))
@@ -292,11 +298,10 @@ def evaluate_serving(workload: Workload, method: str, shape: Shape, findings: li
     dated street prices to buy a GPU, by GPU id (what buying one costs today: buy_price)."""
     space = ServingSpace(workload, shape, method, tables)
     pinned_gpu = gpus.get(workload.gpu) if workload.gpu else None
-    pool = {k: g for k, g in gpus.items() if not owned_only(g)}  # the named card is evaluate_pinned's
-    scored, rejections = _search(space, pool, search_counts(workload, pinned=pinned_gpu is not None),
+    scored, rejections = _search(space, gpus, search_counts(workload, pinned=pinned_gpu is not None),
                                  offers_by_gpu, providers, offer_book)
     if workload.gpus and not scored and pinned_gpu is None:  # the count asked for fits nowhere: any count
-        scored, rejections = _search(space, pool, search_counts(workload, pinned=True), offers_by_gpu, providers,
+        scored, rejections = _search(space, gpus, search_counts(workload, pinned=True), offers_by_gpu, providers,
                                      offer_book)
     ranked = rank_serving(scored, objective_for(workload), space)
     if workload.tokens_per_s:  # plans that sustain the rate asked for first: a cheaper plan that misses it is no pick
@@ -361,11 +366,13 @@ def buy_within_budget(space: ServingSpace, gpus: Mapping[str, GpuSpec], budget_u
     when its cards cost no more than the budget, and none otherwise: the same answer without fitting again."""
     rows: list[tuple[float, float, GpuSpec, ServingPlan, dict[str, str]]] = []
     for gpu in gpus.values():
+        if not offered(space, gpu) or not runs_asked_format(space, gpu):
+            continue
         known = buy_price(gpu, street)
-        if known is None or known[0] <= 0 or not runs_asked_format(space, gpu):
+        if known is None or known[0] <= 0:
             continue
         unit, basis = known
-        if searched is not None and not owned_only(gpu):
+        if searched is not None:
             hit = searched.get(gpu.id)
             if hit is not None and hit.plan.setup.gpus in SERVING_COUNTS and hit.plan.setup.gpus * unit <= budget_usd:
                 rows.append((scored_rate(hit, space).output_tokens_per_s_per_user, hit.plan.setup.gpus * unit, gpu,
